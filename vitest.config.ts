@@ -1,0 +1,30 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector']
+// Tests import the packages by their public names; resolve those to source so a test run
+// needs no build step (the consumer test in packages/*/test/consumer checks the built output).
+const alias = Object.fromEntries(
+  names.map((n) => [`@convotrack/${n}`, fileURLToPath(new URL(`./packages/${n}/src/index.ts`, import.meta.url))]),
+)
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    projects: [
+      ...names.map((name) => ({
+        resolve: { alias },
+        test: {
+          name,
+          include: [`packages/${name}/test/**/*.test.ts`],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      })),
+      {
+        resolve: { alias },
+        test: { name: 'examples', include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 },
+      },
+    ],
+  },
+})
