@@ -1,1 +1,53 @@
-export {}
+export {
+  ConfigError,
+  ConvotrackError,
+  DroppedRecordError,
+  type DropReason,
+  InvalidRecordError,
+  SignatureError,
+  TrackerClosedError,
+  TransportError,
+} from './errors'
+export { toPlainJson, toWireJson } from './json'
+export { MemoryPauseStore, type MemoryPauseStoreOptions } from './pause/memory-store'
+export { type PauseStore, pauseKey } from './pause/store'
+export { alexaUserId, SERVICE_USER_ATTRIBUTE, serializeAlexaIncoming, serializeAlexaOutgoing } from './platforms/alexa'
+export { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
+export { EVENT_TYPES, serializeEvent } from './platforms/events'
+export { serializeKik } from './platforms/kik'
+export { isMessengerUserEvent, MESSENGER_SEND_URI, serializeMessengerIncoming, serializeMessengerOutgoing } from './platforms/messenger'
+export { serializeSlack } from './platforms/slack'
+export { serializeTwitterIncoming, serializeTwitterOutgoing } from './platforms/twitter'
+export { serializeUniversal, validateUniversal } from './platforms/universal'
+export { backoffDelay, DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, type RetryOptions } from './retry'
+export type { TurnState } from './scope'
+export {
+  type CallOptions,
+  createTracker,
+  DEFAULT_BASE_URL,
+  type EventOptions,
+  type FlushResult,
+  maskApiKey,
+  type RecordInfo,
+  type SerializedRecord,
+  type Tracker,
+  type TrackerEvents,
+  type TrackerOptions,
+  type TrackerStats,
+  type UniversalChannel,
+  VERSION,
+} from './tracker'
+export type { RecordMeta, TransportStats } from './transport'
+export type * from './types'
+export { validateIntent } from './validate'
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  generateWebhookSecret,
+  ReplayGuard,
+  type SignOptions,
+  signPauseWebhook,
+  type VerifiedWebhook,
+  type VerifyOptions,
+  verifyPauseWebhook,
+  WEBHOOK_HEADERS,
+} from './webhook-signature'

@@ -1,0 +1,33 @@
+import type { Intent, JsonObject } from '../types'
+
+/** What a serializer needs besides the native record; filled by the tracker from options and the turn. */
+export interface SerializeContext {
+  /** Intent to attach (per-call option or the turn's NotHandled / outgoing intent); wins over one in the record. */
+  intent?: Intent | undefined
+  /** Per-turn user metadata, merged under the record's own `platformUserJson`. */
+  platformUserJson?: JsonObject | undefined
+  /** Keep the platform's own secrets in the record (default: blanked). */
+  sendPlatformCredentials?: boolean | undefined
+  /** Ignore list check, for shapes that carry several users (messenger webhook bodies). */
+  isIgnored?: ((userId: string) => boolean) | undefined
+  /** Messenger incoming: `'user'` (default) skips echoes, delivery and read receipts. */
+  messengerEvents?: 'user' | 'all' | undefined
+  /** Clock for `service_timestamp`; injectable for tests. */
+  now?: (() => number) | undefined
+}
+
+/** One record ready for the wire: the body and the user it belongs to (for the ignore list). */
+export interface WireRecord {
+  body: JsonObject
+  /** The human user's id, when the shape has one. */
+  userId: string | undefined
+}
+
+/** NotHandled intent exactly as the spec writes it: `{name: NotHandled}` with no inputs. */
+export const NOT_HANDLED: Intent = Object.freeze({ name: 'NotHandled' }) as Intent
+
+export function mergeUserJson(turn: JsonObject | undefined, own: unknown): JsonObject | undefined {
+  if (!turn) return own as JsonObject | undefined
+  if (!own || typeof own !== 'object') return turn
+  return { ...turn, ...(own as JsonObject) }
+}

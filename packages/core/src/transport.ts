@@ -1,0 +1,309 @@
+import { type Dispatcher, Pool, request } from 'undici'
+import { TransportError } from './errors'
+import { backoffDelay, DEFAULT_RETRY, isConnectError, isRetryableStatus, parseRetryAfter, type RetryOptions } from './retry'
+import type { Platform, RecordType } from './types'
+
+/** What the transport knows of a record, handed to `onError` and the events. */
+export interface RecordMeta {
+  platform: Platform
+  type: RecordType
+  userId: string | undefined
+  /** The JSON body as it is (or was to be) sent. */
+  body: string
+}
+
+/** A record waiting to be delivered. */
+interface Pending extends RecordMeta {
+  path: string
+  attempts: number
+}
+
+/** Counters of the transport; see `tracker.stats()`. */
+export interface TransportStats {
+  /** Waiting to be sent (including those waiting out a retry delay). */
+  queued: number
+  inFlight: number
+  /** Of `queued`, those waiting out a retry delay. */
+  retrying: number
+  sent: number
+  /** Retry attempts made (one record may count several). */
+  retried: number
+  failed: number
+  dropped: number
+  droppedByReason: { queue_full: number; redacted: number; closed: number }
+}
+
+export interface TransportHooks {
+  onSent(meta: RecordMeta, status: number): void
+  onFailed(error: TransportError, meta: RecordMeta): void
+  onRetry(error: TransportError, meta: RecordMeta, delayMs: number): void
+  onDrained(): void
+}
+
+export interface TransportOptions {
+  baseUrl: string
+  maxQueueSize: number
+  concurrency: number
+  timeoutMs: number
+  retry: RetryOptions
+  dispatcher?: Dispatcher | undefined
+  userAgent: string
+}
+
+/**
+ * Delivers records off the hot path: a bounded queue, at most `concurrency` requests in
+ * flight over keep-alive connections, retries with backoff, and a global gate that holds
+ * every request while the service is unreachable or rate-limiting (429 + Retry-After), so
+ * a down service costs one probe per backoff step, not one failed request per record.
+ */
+export class Transport {
+  private readonly queue: Pending[] = []
+  private head = 0
+  /** Records whose retry delay has passed: sent before the queue. */
+  private readonly ready: Pending[] = []
+  private inFlight = 0
+  private retrying = 0
+  private pumpScheduled = false
+  private gateUntil = 0
+  private gateTimer: NodeJS.Timeout | undefined
+  private connectFailures = 0
+  private readonly waiters = new Set<() => void>()
+  private readonly retryTimers = new Map<NodeJS.Timeout, Pending>()
+  private destroyed = false
+  private readonly dispatcher: Dispatcher
+  private readonly ownsDispatcher: boolean
+  private readonly origin: string
+  private readonly basePath: string
+  private readonly retry: Required<RetryOptions>
+  private readonly headers: Record<string, string>
+  readonly counters = { sent: 0, retried: 0, failed: 0, dropped: 0, droppedByReason: { queue_full: 0, redacted: 0, closed: 0 } }
+
+  constructor(
+    private readonly opts: TransportOptions,
+    private readonly hooks: TransportHooks,
+  ) {
+    const url = new URL(opts.baseUrl)
+    this.origin = url.origin
+    this.basePath = url.pathname.replace(/\/+$/, '')
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry }
+    this.ownsDispatcher = !opts.dispatcher
+    this.dispatcher = opts.dispatcher ?? new Pool(this.origin, { connections: opts.concurrency, keepAliveTimeout: 30_000 })
+    this.headers = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
+  }
+
+  /** Records handed over and not yet delivered or failed. */
+  get pending(): number {
+    return this.queue.length - this.head + this.ready.length + this.retrying + this.inFlight
+  }
+
+  /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
+  trackPath(query: string): string {
+    return `${this.basePath}/track?${query}`
+  }
+
+  /** Queues one record. Returns false (and counts the drop) when the queue is full. */
+  enqueue(path: string, meta: RecordMeta): boolean {
+    if (this.pending >= this.opts.maxQueueSize) return false
+    this.queue.push({ ...meta, path, attempts: 0 })
+    this.schedulePump()
+    return true
+  }
+
+  stats(): TransportStats {
+    return {
+      queued: this.queue.length - this.head + this.ready.length + this.retrying,
+      inFlight: this.inFlight,
+      retrying: this.retrying,
+      sent: this.counters.sent,
+      retried: this.counters.retried,
+      failed: this.counters.failed,
+      dropped: this.counters.dropped,
+      droppedByReason: { ...this.counters.droppedByReason },
+    }
+  }
+
+  /** Resolves true when nothing is pending, false at the timeout. Never rejects. */
+  drain(timeoutMs: number): Promise<boolean> {
+    if (this.pending === 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined
+      const done = () => {
+        if (timer) clearTimeout(timer)
+        this.waiters.delete(done)
+        resolve(true)
+      }
+      this.waiters.add(done)
+      if (Number.isFinite(timeoutMs)) {
+        timer = setTimeout(() => {
+          this.waiters.delete(done)
+          if (this.waiters.size === 0) this.refTimers(false)
+          resolve(this.pending === 0)
+        }, Math.max(0, timeoutMs))
+        timer.unref()
+      }
+      // While someone waits, retries must fire even if nothing else keeps the process up.
+      this.refTimers(true)
+    })
+  }
+
+  /**
+   * Frees sockets. Records still pending (the caller flushed first and gave up waiting) are
+   * counted as failed and returned, so the stats still add up.
+   */
+  async destroy(): Promise<RecordMeta[]> {
+    this.destroyed = true
+    const left: RecordMeta[] = [...this.ready.splice(0), ...this.queue.splice(this.head), ...this.retryTimers.values()]
+    for (const t of this.retryTimers.keys()) clearTimeout(t)
+    this.retryTimers.clear()
+    this.retrying = 0
+    this.queue.length = 0
+    this.head = 0
+    if (this.gateTimer) clearTimeout(this.gateTimer)
+    this.counters.failed += left.length
+    if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
+    return left
+  }
+
+  private refTimers(ref: boolean): void {
+    for (const t of this.retryTimers.keys()) ref ? t.ref() : t.unref()
+    if (this.gateTimer) ref ? this.gateTimer.ref() : this.gateTimer.unref()
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled) return
+    this.pumpScheduled = true
+    setImmediate(() => {
+      this.pumpScheduled = false
+      this.pump()
+    })
+  }
+
+  private pump(): void {
+    if (this.destroyed) return
+    const now = Date.now()
+    if (this.gateUntil > now) {
+      if (!this.gateTimer) {
+        this.gateTimer = setTimeout(() => {
+          this.gateTimer = undefined
+          this.pump()
+        }, this.gateUntil - now)
+        if (this.waiters.size === 0) this.gateTimer.unref()
+      }
+      return
+    }
+    while (this.inFlight < this.opts.concurrency) {
+      const next = this.ready.shift() ?? this.queue[this.head]
+      if (!next) break
+      if (next === this.queue[this.head]) {
+        this.queue[this.head] = undefined as unknown as Pending
+        this.head++
+      }
+      void this.send(next)
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head)
+      this.head = 0
+    }
+  }
+
+  private async send(rec: Pending): Promise<void> {
+    this.inFlight++
+    rec.attempts++
+    let outcome: { ok: true; status: number } | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
+    try {
+      const res = await request(this.origin + rec.path, {
+        method: 'POST',
+        headers: this.headers,
+        body: rec.body,
+        dispatcher: this.dispatcher,
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      })
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        await res.body.dump()
+        outcome = { ok: true, status: res.statusCode }
+      } else {
+        const text = await res.body.text().catch(() => '')
+        outcome = {
+          ok: false,
+          status: res.statusCode,
+          error: undefined,
+          retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+          body: text.slice(0, 500),
+        }
+      }
+    } catch (error) {
+      outcome = { ok: false, error }
+    }
+    this.inFlight--
+    if (outcome.ok) {
+      this.connectFailures = 0
+      this.counters.sent++
+      this.hooks.onSent(rec, outcome.status)
+    } else {
+      this.handleFailure(rec, outcome)
+    }
+    this.afterSettle()
+  }
+
+  private handleFailure(rec: Pending, f: { error: unknown; status?: number; retryAfterMs?: number; body?: string }): void {
+    const { status } = f
+    const connect = status === undefined && isConnectError(f.error)
+    if (connect) rec.attempts-- // never reached the service: costs no attempt, only waiting
+    else this.connectFailures = 0
+    const retryable = status === undefined || isRetryableStatus(status)
+    if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
+      this.counters.failed++
+      this.hooks.onFailed(this.toError(f, rec.attempts, retryable), rec)
+      return
+    }
+    this.counters.retried++
+    if (connect || status === 429) {
+      // The whole service is unreachable or asked us to slow down: hold every request.
+      const wait =
+        status === 429 && f.retryAfterMs !== undefined
+          ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
+          : backoffDelay(connect ? ++this.connectFailures : rec.attempts, this.retry)
+      this.gateUntil = Math.max(this.gateUntil, Date.now() + wait)
+      this.ready.unshift(rec)
+      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, wait)
+      return
+    }
+    const delay = backoffDelay(rec.attempts, this.retry)
+    this.retrying++
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer)
+      this.retrying--
+      this.ready.push(rec)
+      this.pump()
+    }, delay)
+    if (this.waiters.size === 0) timer.unref()
+    this.retryTimers.set(timer, rec)
+    this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, delay)
+  }
+
+  private toError(f: { error: unknown; status?: number; body?: string }, attempts: number, retryable: boolean): TransportError {
+    if (f.status !== undefined) {
+      const what = retryable ? `gave up after ${attempts} attempts` : 'not retried (client error: fix the record or the key)'
+      return new TransportError(
+        `http_${f.status}`,
+        `tracking service answered ${f.status}; ${what}${f.body ? `: ${f.body}` : ''}`,
+        f.status,
+        attempts,
+      )
+    }
+    const err = f.error as { name?: string; code?: string; message?: string } | undefined
+    const timeout = err?.name === 'TimeoutError' || err?.name === 'AbortError'
+    const reason = timeout ? `no answer within ${this.opts.timeoutMs} ms` : (err?.code ?? err?.message ?? 'network error')
+    return new TransportError(timeout ? 'timeout' : 'network', `tracking service unreachable (${reason}); ${attempts} attempts`, undefined, attempts, f.error)
+  }
+
+  private afterSettle(): void {
+    if (this.pending === 0) {
+      this.refTimers(false)
+      for (const w of [...this.waiters]) w()
+      this.hooks.onDrained()
+    } else {
+      this.pump()
+    }
+  }
+}
