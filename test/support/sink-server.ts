@@ -61,7 +61,8 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
       const answer = () => {
         if (f.reset && random() < f.reset) return req.socket.destroy()
         if (f.status) {
-          res.writeHead(f.status, { 'content-type': 'application/json' })
+          const extra = f.status === 429 ? { 'retry-after': String(f.retryAfterSec ?? 1) } : {}
+          res.writeHead(f.status, { 'content-type': 'application/json', ...extra })
           return res.end(JSON.stringify({ error: { code: 'forced', message: `forced ${f.status}` } }))
         }
         if (f.error500 && random() < f.error500) {

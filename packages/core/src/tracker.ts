@@ -385,7 +385,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   async close(timeoutMs = 10_000): Promise<FlushResult> {
     this.isClosed = true
-    const result = await this.flush(timeoutMs)
+    const flushed = await this.flush(timeoutMs)
+    const lossBefore = this.totalLoss
     const abandoned = await this.transport.destroy()
     if (abandoned.length > 0) {
       this.totalLoss += abandoned.length
@@ -393,9 +394,15 @@ class TrackerImpl extends EventEmitter implements Tracker {
         new ConvotrackError('closed_with_pending', `closed with ${abandoned.length} records undelivered after waiting ${timeoutMs} ms`),
         info(abandoned[0] as RecordMeta, true),
       )
-      return { ...result, delivered: false, pending: 0, failed: result.failed + abandoned.length }
     }
-    return result
+    const s = this.transport.stats()
+    return {
+      delivered: flushed.delivered && this.totalLoss === lossBefore,
+      pending: this.transport.pending,
+      sent: s.sent,
+      failed: s.failed,
+      dropped: s.dropped,
+    }
   }
 
   stats(): TrackerStats {
@@ -458,7 +465,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
         this.ignored++
         continue
       }
-      let body = toWireJson(rec.body, `${platform} ${type}`)
+      let body: string
+      try {
+        body = toWireJson(rec.body, `${platform} ${type}`)
+      } catch (error) {
+        this.invalid++
+        throw error
+      }
       if (this.opts.redact) {
         const redacted = this.opts.redact(JSON.parse(body) as JsonObject, meta)
         if (redacted === null || redacted === undefined) {

@@ -161,6 +161,8 @@ export class Transport {
     if (this.gateTimer) clearTimeout(this.gateTimer)
     this.counters.failed += left.length
     if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
+    // Requests cut by the teardown settle (as failed) before close() reports.
+    if (this.inFlight > 0) await this.drain(1_000)
     return left
   }
 
