@@ -23,7 +23,12 @@ export default defineConfig({
       })),
       {
         resolve: { alias },
-        test: { name: 'examples', include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 },
+        test: {
+          name: 'examples',
+          include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
       },
     ],
   },

@@ -15,7 +15,12 @@ export { alexaUserId, SERVICE_USER_ATTRIBUTE, serializeAlexaIncoming, serializeA
 export { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
 export { EVENT_TYPES, serializeEvent } from './platforms/events'
 export { serializeKik } from './platforms/kik'
-export { isMessengerUserEvent, MESSENGER_SEND_URI, serializeMessengerIncoming, serializeMessengerOutgoing } from './platforms/messenger'
+export {
+  isMessengerUserEvent,
+  MESSENGER_SEND_URI,
+  serializeMessengerIncoming,
+  serializeMessengerOutgoing,
+} from './platforms/messenger'
 export { serializeSlack } from './platforms/slack'
 export { serializeTwitterIncoming, serializeTwitterOutgoing } from './platforms/twitter'
 export { serializeUniversal, validateUniversal } from './platforms/universal'

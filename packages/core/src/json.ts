@@ -10,7 +10,11 @@ export function toWireJson(body: unknown, context: string): string {
     return JSON.stringify(body)
   } catch (error) {
     const found = findUnserializable(body)
-    throw new InvalidRecordError(found?.path ?? '', found?.rule ?? `cannot be serialized to JSON (${(error as Error).message})`, context)
+    throw new InvalidRecordError(
+      found?.path ?? '',
+      found?.rule ?? `cannot be serialized to JSON (${(error as Error).message})`,
+      context,
+    )
   }
 }
 
@@ -18,12 +22,15 @@ export function toWireJson(body: unknown, context: string): string {
 function findUnserializable(root: unknown): { path: string; rule: string } | undefined {
   const ancestors: unknown[] = []
   const walk = (value: unknown, path: string): { path: string; rule: string } | undefined => {
-    if (typeof value === 'bigint') return { path, rule: 'is a BigInt, which JSON cannot carry: convert it to a string or number' }
+    if (typeof value === 'bigint')
+      return { path, rule: 'is a BigInt, which JSON cannot carry: convert it to a string or number' }
     if (typeof value !== 'object' || value === null) return undefined
     if (ancestors.includes(value)) return { path, rule: 'is a circular reference, which JSON cannot carry' }
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined
     ancestors.push(value)
-    const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [`.${k}`, v] as const)
+    const entries = Array.isArray(value)
+      ? value.map((v, i) => [`[${i}]`, v] as const)
+      : Object.entries(value).map(([k, v]) => [`.${k}`, v] as const)
     for (const [key, child] of entries) {
       const hit = walk(child, path ? `${path}${key}` : key.replace(/^\./, ''))
       if (hit) return hit

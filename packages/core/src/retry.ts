@@ -26,7 +26,11 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** Exponential backoff with equal jitter: half the step fixed, half random, so waits never collapse to zero. */
-export function backoffDelay(attempt: number, opts: Required<RetryOptions>, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  opts: Required<RetryOptions>,
+  random: () => number = Math.random,
+): number {
   const step = Math.min(opts.maxDelayMs, opts.minDelayMs * 2 ** Math.max(0, attempt - 1))
   return Math.round(step / 2 + random() * (step / 2))
 }
@@ -43,5 +47,11 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 /** Network errors where the request never reached the service: waiting is all that helps, no attempt is spent. */
 export function isConnectError(error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code ?? (error as { cause?: { code?: string } })?.cause?.code
-  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH'
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENETUNREACH'
+  )
 }

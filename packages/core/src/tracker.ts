@@ -1,6 +1,14 @@
 import { EventEmitter } from 'node:events'
 import type { Dispatcher } from 'undici'
-import { ConfigError, ConvotrackError, DroppedRecordError, type DropReason, InvalidRecordError, TrackerClosedError, type TransportError } from './errors'
+import {
+  ConfigError,
+  ConvotrackError,
+  DroppedRecordError,
+  type DropReason,
+  InvalidRecordError,
+  TrackerClosedError,
+  type TransportError,
+} from './errors'
 import { toWireJson } from './json'
 import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
@@ -185,7 +193,11 @@ export interface Tracker {
   /** Voice assistant: the request envelope (+ Lambda context), and the response envelope. */
   readonly alexa: {
     logIncoming(event: AlexaRequestEnvelope, context?: unknown, options?: CallOptions): boolean
-    logOutgoing(event: AlexaRequestEnvelope, response: AlexaResponseEnvelope & { intent?: Intent }, options?: CallOptions): boolean
+    logOutgoing(
+      event: AlexaRequestEnvelope,
+      response: AlexaResponseEnvelope & { intent?: Intent },
+      options?: CallOptions,
+    ): boolean
   }
   /** Tracks a conversation event (custom, revenue, share, page launch, referral). */
   logEvent(event: TrackedEvent, options?: EventOptions): boolean
@@ -222,7 +234,17 @@ export interface Tracker {
   off<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
 }
 
-const PLATFORM_VALUES: readonly Platform[] = ['facebook', 'slack', 'kik', 'twitter', 'alexa', 'google', 'sms', 'universal', 'generic']
+const PLATFORM_VALUES: readonly Platform[] = [
+  'facebook',
+  'slack',
+  'kik',
+  'twitter',
+  'alexa',
+  'google',
+  'sms',
+  'universal',
+  'generic',
+]
 
 /** Masks the `apiKey` query value for logs. */
 export function maskApiKey(pathOrUrl: string): string {
@@ -258,19 +280,31 @@ class TrackerImpl extends EventEmitter implements Tracker {
     super()
     const apiKey = opts.apiKey ?? process.env.CONVOTRACK_API_KEY
     if (!apiKey || typeof apiKey !== 'string')
-      throw new ConfigError('apiKey is required: pass createTracker({ apiKey }) or set CONVOTRACK_API_KEY (the key of the bot or skill)')
+      throw new ConfigError(
+        'apiKey is required: pass createTracker({ apiKey }) or set CONVOTRACK_API_KEY (the key of the bot or skill)',
+      )
     this.apiKey = apiKey
     const baseUrl = opts.baseUrl ?? process.env.CONVOTRACK_URL ?? DEFAULT_BASE_URL
     try {
       const u = new URL(baseUrl)
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol')
     } catch {
-      throw new ConfigError(`baseUrl must be an http(s) URL such as ${DEFAULT_BASE_URL} (got ${JSON.stringify(baseUrl)})`)
+      throw new ConfigError(
+        `baseUrl must be an http(s) URL such as ${DEFAULT_BASE_URL} (got ${JSON.stringify(baseUrl)})`,
+      )
     }
     this.v = opts.v ?? '11.1.0-rest'
     this.logger = opts.logger ?? console
     const list = opts.ignoreUserIds
-    this.ignore = typeof list === 'function' ? list : list && list.length > 0 ? ((ids) => (u: string) => ids.has(u))(new Set(list)) : undefined
+    this.ignore =
+      typeof list === 'function'
+        ? list
+        : list && list.length > 0
+          ? (
+              (ids) => (u: string) =>
+                ids.has(u)
+            )(new Set(list))
+          : undefined
     this.pauses = opts.pauses ?? new MemoryPauseStore()
     this.transport = new Transport(
       {
@@ -289,7 +323,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
         },
         onFailed: (error, meta) => this.lose(error, meta, undefined),
         onRetry: (error, meta, delay) => {
-          if (this.opts.debug) this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
+          if (this.opts.debug)
+            this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
           this.safeEmit('retry', error, info(meta, false), delay)
         },
         onDrained: () => this.safeEmit('drained'),
@@ -309,7 +344,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
     }
     this.messenger = {
       logIncoming: (b, o) => this.track('facebook', 'incoming', o, (ctx) => serializeMessengerIncoming(b, ctx)),
-      logOutgoing: (r, res, o) => this.track('facebook', 'outgoing', o, (ctx) => [serializeMessengerOutgoing(r, res, ctx)]),
+      logOutgoing: (r, res, o) =>
+        this.track('facebook', 'outgoing', o, (ctx) => [serializeMessengerOutgoing(r, res, ctx)]),
     }
     this.slack = {
       logIncoming: (r, o) => this.track('slack', 'incoming', o, (ctx) => [serializeSlack(r, 'incoming', ctx)]),
@@ -331,7 +367,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   logEvent(event: TrackedEvent, options: EventOptions = {}): boolean {
     const platform = options.platform ?? 'generic'
-    if (!PLATFORM_VALUES.includes(platform)) throw new InvalidRecordError('platform', `must be one of ${PLATFORM_VALUES.join(', ')}`, 'event')
+    if (!PLATFORM_VALUES.includes(platform))
+      throw new InvalidRecordError('platform', `must be one of ${PLATFORM_VALUES.join(', ')}`, 'event')
     return this.track(platform, 'event', { v: options.v }, () => [serializeEvent(event)])
   }
 
@@ -345,7 +382,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   setUserMetadata(metadata: JsonObject): void {
-    if (!isObject(metadata)) throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
+    if (!isObject(metadata))
+      throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
     const turn = this.scope.writable()
     turn.userMetadata = { ...turn.userMetadata, ...metadata }
   }
@@ -363,7 +401,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
     try {
       return (await this.pauses.isPaused(key)) === true
     } catch (error) {
-      this.reportError(new ConvotrackError('pause_store', `pause store failed; answering as not paused: ${(error as Error)?.message ?? error}`, { cause: error }))
+      this.reportError(
+        new ConvotrackError(
+          'pause_store',
+          `pause store failed; answering as not paused: ${(error as Error)?.message ?? error}`,
+          { cause: error },
+        ),
+      )
       return false
     }
   }
@@ -391,7 +435,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
     if (abandoned.length > 0) {
       this.totalLoss += abandoned.length
       this.reportError(
-        new ConvotrackError('closed_with_pending', `closed with ${abandoned.length} records undelivered after waiting ${timeoutMs} ms`),
+        new ConvotrackError(
+          'closed_with_pending',
+          `closed with ${abandoned.length} records undelivered after waiting ${timeoutMs} ms`,
+        ),
         info(abandoned[0] as RecordMeta, true),
       )
     }
@@ -433,7 +480,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   /** The hot path: resolve turn state, serialize, filter, snapshot, enqueue. */
-  private track(platform: Platform, type: RecordType, o: CallOptions | undefined, serialize: (ctx: SerializeContext) => WireRecord[]): boolean {
+  private track(
+    platform: Platform,
+    type: RecordType,
+    o: CallOptions | undefined,
+    serialize: (ctx: SerializeContext) => WireRecord[],
+  ): boolean {
     if (this.isClosed) throw new TrackerClosedError()
     const turn = this.scope.readable()
     const ctx: SerializeContext = {
@@ -485,7 +537,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
     return queued
   }
 
-  private enqueue(platform: Platform, type: RecordType, v: ApiVersion, userId: string | undefined, body: string): boolean {
+  private enqueue(
+    platform: Platform,
+    type: RecordType,
+    v: ApiVersion,
+    userId: string | undefined,
+    body: string,
+  ): boolean {
     const meta: RecordMeta = { platform, type, userId, body }
     if (this.sink) {
       this.sink({ platform, type, userId, v, body })
@@ -519,7 +577,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.lose(new DroppedRecordError(reason, message), meta, meta.body)
   }
 
-  private lose(error: ConvotrackError | TransportError, meta: RecordInfo & { body?: string }, body: string | undefined): void {
+  private lose(
+    error: ConvotrackError | TransportError,
+    meta: RecordInfo & { body?: string },
+    body: string | undefined,
+  ): void {
     this.totalLoss++
     this.lossSinceFlush++
     this.reportError(error, { ...info(meta, false), body: body ?? meta.body })

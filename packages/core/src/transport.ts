@@ -1,6 +1,13 @@
 import { type Dispatcher, Pool, request } from 'undici'
 import { TransportError } from './errors'
-import { backoffDelay, DEFAULT_RETRY, isConnectError, isRetryableStatus, parseRetryAfter, type RetryOptions } from './retry'
+import {
+  backoffDelay,
+  DEFAULT_RETRY,
+  isConnectError,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetryOptions,
+} from './retry'
 import type { Platform, RecordType } from './types'
 
 /** What the transport knows of a record, handed to `onError` and the events. */
@@ -76,7 +83,13 @@ export class Transport {
   private readonly basePath: string
   private readonly retry: Required<RetryOptions>
   private readonly headers: Record<string, string>
-  readonly counters = { sent: 0, retried: 0, failed: 0, dropped: 0, droppedByReason: { queue_full: 0, redacted: 0, closed: 0 } }
+  readonly counters = {
+    sent: 0,
+    retried: 0,
+    failed: 0,
+    dropped: 0,
+    droppedByReason: { queue_full: 0, redacted: 0, closed: 0 },
+  }
 
   constructor(
     private readonly opts: TransportOptions,
@@ -87,7 +100,8 @@ export class Transport {
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
     this.ownsDispatcher = !opts.dispatcher
-    this.dispatcher = opts.dispatcher ?? new Pool(this.origin, { connections: opts.concurrency, keepAliveTimeout: 30_000 })
+    this.dispatcher =
+      opts.dispatcher ?? new Pool(this.origin, { connections: opts.concurrency, keepAliveTimeout: 30_000 })
     this.headers = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
   }
 
@@ -134,11 +148,14 @@ export class Transport {
       }
       this.waiters.add(done)
       if (Number.isFinite(timeoutMs)) {
-        timer = setTimeout(() => {
-          this.waiters.delete(done)
-          if (this.waiters.size === 0) this.refTimers(false)
-          resolve(this.pending === 0)
-        }, Math.max(0, timeoutMs))
+        timer = setTimeout(
+          () => {
+            this.waiters.delete(done)
+            if (this.waiters.size === 0) this.refTimers(false)
+            resolve(this.pending === 0)
+          },
+          Math.max(0, timeoutMs),
+        )
         timer.unref()
       }
       // While someone waits, retries must fire even if nothing else keeps the process up.
@@ -211,7 +228,9 @@ export class Transport {
   private async send(rec: Pending): Promise<void> {
     this.inFlight++
     rec.attempts++
-    let outcome: { ok: true; status: number } | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
+    let outcome:
+      | { ok: true; status: number }
+      | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
     try {
       const res = await request(this.origin + rec.path, {
         method: 'POST',
@@ -247,10 +266,14 @@ export class Transport {
     this.afterSettle()
   }
 
-  private handleFailure(rec: Pending, f: { error: unknown; status?: number; retryAfterMs?: number; body?: string }): void {
+  private handleFailure(
+    rec: Pending,
+    f: { error: unknown; status?: number; retryAfterMs?: number; body?: string },
+  ): void {
     const { status } = f
     const connect = status === undefined && isConnectError(f.error)
-    if (connect) rec.attempts-- // never reached the service: costs no attempt, only waiting
+    if (connect)
+      rec.attempts-- // never reached the service: costs no attempt, only waiting
     else this.connectFailures = 0
     const retryable = status === undefined || isRetryableStatus(status)
     if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
@@ -283,9 +306,15 @@ export class Transport {
     this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, delay)
   }
 
-  private toError(f: { error: unknown; status?: number; body?: string }, attempts: number, retryable: boolean): TransportError {
+  private toError(
+    f: { error: unknown; status?: number; body?: string },
+    attempts: number,
+    retryable: boolean,
+  ): TransportError {
     if (f.status !== undefined) {
-      const what = retryable ? `gave up after ${attempts} attempts` : 'not retried (client error: fix the record or the key)'
+      const what = retryable
+        ? `gave up after ${attempts} attempts`
+        : 'not retried (client error: fix the record or the key)'
       return new TransportError(
         `http_${f.status}`,
         `tracking service answered ${f.status}; ${what}${f.body ? `: ${f.body}` : ''}`,
@@ -295,8 +324,16 @@ export class Transport {
     }
     const err = f.error as { name?: string; code?: string; message?: string } | undefined
     const timeout = err?.name === 'TimeoutError' || err?.name === 'AbortError'
-    const reason = timeout ? `no answer within ${this.opts.timeoutMs} ms` : (err?.code ?? err?.message ?? 'network error')
-    return new TransportError(timeout ? 'timeout' : 'network', `tracking service unreachable (${reason}); ${attempts} attempts`, undefined, attempts, f.error)
+    const reason = timeout
+      ? `no answer within ${this.opts.timeoutMs} ms`
+      : (err?.code ?? err?.message ?? 'network error')
+    return new TransportError(
+      timeout ? 'timeout' : 'network',
+      `tracking service unreachable (${reason}); ${attempts} attempts`,
+      undefined,
+      attempts,
+      f.error,
+    )
   }
 
   private afterSettle(): void {

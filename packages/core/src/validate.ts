@@ -8,12 +8,14 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 export function requireObject(value: unknown, path: string, context: string): JsonObject {
-  if (!isObject(value)) throw new InvalidRecordError(path, `is required and must be an object (got ${describe(value)})`, context)
+  if (!isObject(value))
+    throw new InvalidRecordError(path, `is required and must be an object (got ${describe(value)})`, context)
   return value
 }
 
 export function requireString(value: unknown, path: string, context: string): string {
-  if (typeof value !== 'string') throw new InvalidRecordError(path, `is required and must be a string (got ${describe(value)})`, context)
+  if (typeof value !== 'string')
+    throw new InvalidRecordError(path, `is required and must be a string (got ${describe(value)})`, context)
   return value
 }
 
@@ -44,7 +46,8 @@ export function validateIntent(intent: unknown, path: string, context: string): 
   const o = requireObject(intent, path, context)
   requireNonEmptyString(o.name, `${path}.name`, context)
   if (o.inputs !== undefined) {
-    if (!Array.isArray(o.inputs)) throw new InvalidRecordError(`${path}.inputs`, 'must be an array of {name, value}', context)
+    if (!Array.isArray(o.inputs))
+      throw new InvalidRecordError(`${path}.inputs`, 'must be an array of {name, value}', context)
     o.inputs.forEach((input, i) => {
       const io = requireObject(input, `${path}.inputs[${i}]`, context)
       requireString(io.name, `${path}.inputs[${i}].name`, context)
@@ -53,7 +56,11 @@ export function validateIntent(intent: unknown, path: string, context: string): 
   }
   if (o.confidence !== undefined) {
     if (typeof o.confidence !== 'number' || !Number.isFinite(o.confidence) || o.confidence < 0 || o.confidence > 1)
-      throw new InvalidRecordError(`${path}.confidence`, `must be a number from 0.0 to 1.0 (got ${describe(o.confidence)})`, context)
+      throw new InvalidRecordError(
+        `${path}.confidence`,
+        `must be a number from 0.0 to 1.0 (got ${describe(o.confidence)})`,
+        context,
+      )
   }
   return o as unknown as Intent
 }

@@ -12,15 +12,22 @@ import { SignatureError } from './errors'
 export const DEFAULT_TOLERANCE_SECONDS = 300
 
 /** Header names of the scheme. */
-export const WEBHOOK_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const
+export const WEBHOOK_HEADERS = {
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
+} as const
 
 function secretKey(secret: string): Buffer {
-  if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('webhook secret must be a non-empty string (whsec_…)')
+  if (typeof secret !== 'string' || secret.length === 0)
+    throw new TypeError('webhook secret must be a non-empty string (whsec_…)')
   return secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8')
 }
 
 function toBuffer(body: string | Uint8Array): Buffer {
-  return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  return typeof body === 'string'
+    ? Buffer.from(body, 'utf8')
+    : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
 }
 
 function hmac(key: Buffer, id: string, timestamp: string, body: Buffer): Buffer {
@@ -83,7 +90,8 @@ export interface VerifiedWebhook {
 }
 
 function header(headers: VerifyOptions['headers'], name: string): string | undefined {
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(name) ?? undefined
+  if (typeof (headers as { get?: unknown }).get === 'function')
+    return (headers as { get(n: string): string | null }).get(name) ?? undefined
   const h = headers as Record<string, string | string[] | undefined>
   const v = h[name] ?? h[name.toLowerCase()] ?? Object.entries(h).find(([k]) => k.toLowerCase() === name)?.[1]
   return Array.isArray(v) ? v[0] : v
@@ -119,7 +127,8 @@ export function verifyPauseWebhook(options: VerifyOptions): VerifiedWebhook {
   // Compare every pair: no early exit, so timing doesn't tell which secret or signature matched.
   for (const e of expected) for (const g of given) if (g.length === e.length && timingSafeEqual(g, e)) ok = true
   if (!ok) throw new SignatureError()
-  if (options.replayGuard && !options.replayGuard.check(id, timestamp, tolerance)) throw new SignatureError('webhook id already seen', 'replayed')
+  if (options.replayGuard && !options.replayGuard.check(id, timestamp, tolerance))
+    throw new SignatureError('webhook id already seen', 'replayed')
   return { id, timestamp }
 }
 

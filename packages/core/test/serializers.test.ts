@@ -1,4 +1,3 @@
-import { describe, expect, it } from 'vitest'
 import {
   InvalidRecordError,
   serializeAlexaIncoming,
@@ -12,6 +11,7 @@ import {
   serializeTwitterOutgoing,
   serializeUniversal,
 } from '@convotrack/core'
+import { describe, expect, it } from 'vitest'
 
 // Each test shows the native input and the exact wire body (spec: shared/spec/tracking-service.md).
 
@@ -28,13 +28,21 @@ describe('universal (spec: Universal message)', () => {
       platformJson: { raw: true },
       platformUserJson: { firstName: 'Ada', locale: 'en_GB' },
     }
-    const { body, userId } = serializeUniversal(msg, { intent: { name: 'shop', inputs: [{ name: 'item', value: 'shoes' }], confidence: 0.9 } })
+    const { body, userId } = serializeUniversal(msg, {
+      intent: { name: 'shop', inputs: [{ name: 'item', value: 'shoes' }], confidence: 0.9 },
+    })
     expect(userId).toBe('u1')
-    expect(body).toEqual({ ...msg, intent: { name: 'shop', inputs: [{ name: 'item', value: 'shoes' }], confidence: 0.9 } })
+    expect(body).toEqual({
+      ...msg,
+      intent: { name: 'shop', inputs: [{ name: 'item', value: 'shoes' }], confidence: 0.9 },
+    })
   })
 
   it('merges per-turn user metadata under the message’s own', () => {
-    const { body } = serializeUniversal({ text: 'x', userId: 'u', platformUserJson: { a: 1 } }, { platformUserJson: { a: 0, b: 2 } })
+    const { body } = serializeUniversal(
+      { text: 'x', userId: 'u', platformUserJson: { a: 1 } },
+      { platformUserJson: { a: 0, b: 2 } },
+    )
     expect(body.platformUserJson).toEqual({ a: 1, b: 2 })
   })
 
@@ -67,14 +75,21 @@ const dmEvent = (sender: string, recipient: string, data: Record<string, unknown
   type: 'message_create',
   id: '1111',
   created_timestamp: '1700000000000',
-  message_create: { target: { recipient_id: recipient }, sender_id: sender, source_app_id: '268278', message_data: data },
+  message_create: {
+    target: { recipient_id: recipient },
+    sender_id: sender,
+    source_app_id: '268278',
+    message_data: data,
+  },
 })
 
 describe('twitter DM (spec: short-post DM platform)', () => {
   it('incoming: userId is the human sender, text pulled up, payload in platformJson, quick reply → postback', () => {
     const payload = {
       for_user_id: 'BOT',
-      direct_message_events: [dmEvent('HUMAN', 'BOT', { text: 'Red', quick_reply_response: { type: 'options', metadata: 'color_red' } })],
+      direct_message_events: [
+        dmEvent('HUMAN', 'BOT', { text: 'Red', quick_reply_response: { type: 'options', metadata: 'color_red' } }),
+      ],
       users: { HUMAN: { id: 'HUMAN', name: 'Ada' } },
       apps: { '268278': { id: '268278', name: 'Web' } },
     }
@@ -89,13 +104,24 @@ describe('twitter DM (spec: short-post DM platform)', () => {
   })
 
   it('incoming: the bot’s own DMs (sender = for_user_id) are not user messages', () => {
-    expect(serializeTwitterIncoming({ for_user_id: 'BOT', direct_message_events: [dmEvent('BOT', 'HUMAN', { text: 'hi' })] })).toEqual([])
+    expect(
+      serializeTwitterIncoming({
+        for_user_id: 'BOT',
+        direct_message_events: [dmEvent('BOT', 'HUMAN', { text: 'hi' })],
+      }),
+    ).toEqual([])
   })
 
   it('outgoing: userId is the recipient, never the bot; quick-reply options become buttons', () => {
     const ev = dmEvent('BOT', 'HUMAN', {
       text: 'Pick a color',
-      quick_reply: { type: 'options', options: [{ label: 'Red', metadata: 'color_red' }, { label: 'Blue', description: 'calm', metadata: 'color_blue' }] },
+      quick_reply: {
+        type: 'options',
+        options: [
+          { label: 'Red', metadata: 'color_red' },
+          { label: 'Blue', description: 'calm', metadata: 'color_blue' },
+        ],
+      },
     })
     const [rec] = serializeTwitterOutgoing({ event: ev }, { intent: { name: 'ask_color' } })
     expect(rec?.userId).toBe('HUMAN')
@@ -112,9 +138,11 @@ describe('twitter DM (spec: short-post DM platform)', () => {
   })
 
   it('names the missing recipient', () => {
-    expect(() => serializeTwitterOutgoing({ event: { type: 'message_create', message_create: { target: {}, message_data: { text: 'x' } } } as never })).toThrow(
-      /event\.message_create\.target\.recipient_id/,
-    )
+    expect(() =>
+      serializeTwitterOutgoing({
+        event: { type: 'message_create', message_create: { target: {}, message_data: { text: 'x' } } } as never,
+      }),
+    ).toThrow(/event\.message_create\.target\.recipient_id/)
   })
 })
 
@@ -126,16 +154,34 @@ describe('messenger (spec: Social messenger)', () => {
         id: 'PAGE',
         time: 1700000000000,
         messaging: [
-          { sender: { id: 'USER' }, recipient: { id: 'PAGE' }, timestamp: 1700000000001, message: { mid: 'm1', seq: 1, text: 'hello' } },
-          { sender: { id: 'PAGE' }, recipient: { id: 'USER' }, timestamp: 1700000000002, message: { mid: 'm2', is_echo: true, text: 'echo' } },
-          { sender: { id: 'USER' }, recipient: { id: 'PAGE' }, timestamp: 1700000000003, delivery: { mids: ['m2'], watermark: 1 } },
+          {
+            sender: { id: 'USER' },
+            recipient: { id: 'PAGE' },
+            timestamp: 1700000000001,
+            message: { mid: 'm1', seq: 1, text: 'hello' },
+          },
+          {
+            sender: { id: 'PAGE' },
+            recipient: { id: 'USER' },
+            timestamp: 1700000000002,
+            message: { mid: 'm2', is_echo: true, text: 'echo' },
+          },
+          {
+            sender: { id: 'USER' },
+            recipient: { id: 'PAGE' },
+            timestamp: 1700000000003,
+            delivery: { mids: ['m2'], watermark: 1 },
+          },
         ],
       },
     ],
   }
 
   it('incoming: body as sent, intent and user metadata inside each messaging item; echoes and receipts left out', () => {
-    const [rec] = serializeMessengerIncoming(webhook, { intent: { name: 'NotHandled' }, platformUserJson: { locale: 'fr_FR' } })
+    const [rec] = serializeMessengerIncoming(webhook, {
+      intent: { name: 'NotHandled' },
+      platformUserJson: { locale: 'fr_FR' },
+    })
     expect(rec?.userId).toBe('USER')
     expect(rec?.body).toEqual({
       object: 'page',
@@ -161,7 +207,8 @@ describe('messenger (spec: Social messenger)', () => {
 
   it('incoming: messengerEvents "all" keeps echoes and receipts; ignored senders are removed', () => {
     const [all] = serializeMessengerIncoming(webhook, { messengerEvents: 'all' })
-    expect((all?.body.entry as Array<{ messaging: unknown[] }>)[0]?.messaging).toHaveLength(3)
+    const entries = all?.body.entry as Array<{ messaging: unknown[] }>
+    expect(entries[0]?.messaging).toHaveLength(3)
     expect(serializeMessengerIncoming(webhook, { isIgnored: (id) => id === 'USER' })).toEqual([])
   })
 
@@ -172,7 +219,11 @@ describe('messenger (spec: Social messenger)', () => {
       qs: { access_token: 'EAAG-secret' },
       json: { recipient: { id: 'USER' }, message: { text: 'hi!' } },
     }
-    const { body, userId } = serializeMessengerOutgoing(request, { recipient_id: 'USER', message_id: 'mid.1' }, { intent: { name: 'greet' } })
+    const { body, userId } = serializeMessengerOutgoing(
+      request,
+      { recipient_id: 'USER', message_id: 'mid.1' },
+      { intent: { name: 'greet' } },
+    )
     expect(userId).toBe('USER')
     expect(body).toEqual({
       uri: 'https://graph.facebook.com/v21.0/me/messages',
@@ -182,11 +233,16 @@ describe('messenger (spec: Social messenger)', () => {
       responseBody: { recipient_id: 'USER', message_id: 'mid.1' },
       intent: { name: 'greet' },
     })
-    expect(serializeMessengerOutgoing(request, {}, { sendPlatformCredentials: true }).body.qs).toEqual({ access_token: 'EAAG-secret' })
+    expect(serializeMessengerOutgoing(request, {}, { sendPlatformCredentials: true }).body.qs).toEqual({
+      access_token: 'EAAG-secret',
+    })
   })
 
   it('names a bad messaging item', () => {
-    const bad = { object: 'page', entry: [{ id: 'P', time: 1, messaging: [{ sender: { id: 'U' }, recipient: { id: 'P' }, timestamp: 'now' }] }] }
+    const bad = {
+      object: 'page',
+      entry: [{ id: 'P', time: 1, messaging: [{ sender: { id: 'U' }, recipient: { id: 'P' }, timestamp: 'now' }] }],
+    }
     expect(() => serializeMessengerIncoming(bad as never)).toThrow(/entry\[0\]\.messaging\[0\]\.timestamp/)
   })
 })
@@ -210,9 +266,15 @@ describe('slack (spec: Team chat)', () => {
     expect(serializeSlack(incoming, 'incoming', { sendPlatformCredentials: true }).body.token).toBe('verif-token')
   })
   it('outgoing: message type, text, channel', () => {
-    const out = { team: { id: 'T1', name: 'Acme' }, bot: { id: 'B1' }, message: { type: 'message', text: 'hello', channel: 'C1' } }
+    const out = {
+      team: { id: 'T1', name: 'Acme' },
+      bot: { id: 'B1' },
+      message: { type: 'message', text: 'hello', channel: 'C1' },
+    }
     expect(serializeSlack(out, 'outgoing').body).toEqual(out)
-    expect(() => serializeSlack({ ...out, message: { type: 'message', text: 'x' } } as never, 'outgoing')).toThrow(/message\.channel/)
+    expect(() => serializeSlack({ ...out, message: { type: 'message', text: 'x' } } as never, 'outgoing')).toThrow(
+      /message\.channel/,
+    )
   })
 })
 
@@ -229,13 +291,17 @@ describe('kik (spec: Mobile chat)', () => {
       id: 'msg-1',
       chatId: 'chat-1',
     }
-    const { body, userId } = serializeKik({ apiKey: 'kik-secret', username: 'mybot', message }, 'incoming', { intent: { name: 'greet' } })
+    const { body, userId } = serializeKik({ apiKey: 'kik-secret', username: 'mybot', message }, 'incoming', {
+      intent: { name: 'greet' },
+    })
     expect(userId).toBe('alice')
     expect(body).toEqual({ apiKey: '', username: 'mybot', message, intent: { name: 'greet' } })
   })
   it('outgoing: userId is the recipient', () => {
     const message = { type: 'text', body: 'yo', to: 'alice', chatId: 'chat-1' }
-    const { body, userId } = serializeKik({ apiKey: 'kik-secret', username: 'mybot', message }, 'outgoing', { sendPlatformCredentials: true })
+    const { body, userId } = serializeKik({ apiKey: 'kik-secret', username: 'mybot', message }, 'outgoing', {
+      sendPlatformCredentials: true,
+    })
     expect(userId).toBe('alice')
     expect(body).toEqual({ apiKey: 'kik-secret', username: 'mybot', message })
   })
@@ -260,14 +326,23 @@ describe('alexa (spec: Voice assistant)', () => {
     },
   }
   it('incoming: { event, context }, Lambda context cleaned, Alexa tokens blanked, serviceUser in session attributes', () => {
-    const lambdaContext = { functionName: 'skill', awsRequestId: 'aws-1', getRemainingTimeInMillis: () => 1000, self: undefined as unknown }
+    const lambdaContext = {
+      functionName: 'skill',
+      awsRequestId: 'aws-1',
+      getRemainingTimeInMillis: () => 1000,
+      self: undefined as unknown,
+    }
     lambdaContext.self = lambdaContext
     const { body, userId } = serializeAlexaIncoming(event, lambdaContext, { platformUserJson: { plan: 'pro' } })
     expect(userId).toBe('amzn1.ask.account.U1')
     expect(body).toEqual({
       event: {
         ...event,
-        session: { ...event.session, attributes: { serviceUser: { plan: 'pro' } }, user: { userId: 'amzn1.ask.account.U1', accessToken: '' } },
+        session: {
+          ...event.session,
+          attributes: { serviceUser: { plan: 'pro' } },
+          user: { userId: 'amzn1.ask.account.U1', accessToken: '' },
+        },
         context: { System: { apiAccessToken: '', user: { userId: 'amzn1.ask.account.U1' } } },
       },
       context: { functionName: 'skill', awsRequestId: 'aws-1' },
@@ -281,7 +356,11 @@ describe('alexa (spec: Voice assistant)', () => {
       sessionAttributes: { step: 2 },
       response: { shouldEndSession: false, outputSpeech: { type: 'SSML', ssml: '<speak>Which size?</speak>' } },
     }
-    const { body } = serializeAlexaOutgoing(event, response, { intent: { name: 'AskSize', confidence: 0.8 }, platformUserJson: { plan: 'pro' }, now: () => 42 })
+    const { body } = serializeAlexaOutgoing(event, response, {
+      intent: { name: 'AskSize', confidence: 0.8 },
+      platformUserJson: { plan: 'pro' },
+      now: () => 42,
+    })
     expect(body.service_timestamp).toBe(42)
     expect(body.response).toEqual({
       version: '1.0',
@@ -294,9 +373,12 @@ describe('alexa (spec: Voice assistant)', () => {
 
   it('session-less requests take the user from context.System.user', () => {
     const { session: _s, ...noSession } = event
-    expect(serializeAlexaIncoming({ ...noSession, request: { type: 'AudioPlayer.PlaybackStarted', requestId: 'r', timestamp: 't' } }).userId).toBe(
-      'amzn1.ask.account.U1',
-    )
+    expect(
+      serializeAlexaIncoming({
+        ...noSession,
+        request: { type: 'AudioPlayer.PlaybackStarted', requestId: 'r', timestamp: 't' },
+      }).userId,
+    ).toBe('amzn1.ask.account.U1')
   })
 })
 
@@ -306,13 +388,25 @@ describe('events (spec: Event record)', () => {
     [{ type: 'revenueEvent', name: 'buy', userId: 'u', amount: 9.99, referenceNumber: 'R1', metadata: { sku: 'x' } }],
     [{ type: 'shareEvent', name: 'share', userId: 'u', sharedMessage: { text: 'look' } }],
     [{ type: 'pageLaunchEvent', name: 'launch', userId: 'u', extraInfo: { url: 'https://x' } }],
-    [{ type: 'referralEvent', name: 'ref', userId: 'u', ref: 'tag', source: 'ADS', adid: 'ad1', refereruri: 'https://r' }],
+    [
+      {
+        type: 'referralEvent',
+        name: 'ref',
+        userId: 'u',
+        ref: 'tag',
+        source: 'ADS',
+        adid: 'ad1',
+        refereruri: 'https://r',
+      },
+    ],
   ])('%j is sent as given', (event) => {
     expect(serializeEvent(event as never).body).toEqual(event)
   })
 
   it('referral aliases ad_id / referer_uri are sent as adid / refereruri', () => {
-    expect(serializeEvent({ type: 'referralEvent', name: 'r', userId: 'u', ad_id: 'a', referer_uri: 'https://r' }).body).toEqual({
+    expect(
+      serializeEvent({ type: 'referralEvent', name: 'r', userId: 'u', ad_id: 'a', referer_uri: 'https://r' }).body,
+    ).toEqual({
       type: 'referralEvent',
       name: 'r',
       userId: 'u',

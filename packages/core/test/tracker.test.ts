@@ -1,5 +1,13 @@
+import {
+  ConfigError,
+  type ConvotrackError,
+  createTracker,
+  InvalidRecordError,
+  MemoryPauseStore,
+  pauseKey,
+  type Tracker,
+} from '@convotrack/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ConfigError, type ConvotrackError, createTracker, InvalidRecordError, MemoryPauseStore, pauseKey, type Tracker } from '@convotrack/core'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
 let sink: Sink
@@ -42,7 +50,11 @@ describe('every platform goes to its query values', () => {
     tracker.generic.logOutgoing({ text: 'b', userId: 'u' })
     tracker.logEvent({ type: 'customEvent', name: 'e', userId: 'u' }, { platform: 'google' })
     tracker.logEvent({ type: 'shareEvent', name: 's', userId: 'u' })
-    tracker.slack.logIncoming({ team: { id: 'T' }, bot: { id: 'B' }, message: { type: 'message', channel: 'C', user: 'U', text: 'x' } })
+    tracker.slack.logIncoming({
+      team: { id: 'T' },
+      bot: { id: 'B' },
+      message: { type: 'message', channel: 'C', user: 'U', text: 'x' },
+    })
     tracker.kik.logOutgoing({ username: 'bot', message: { type: 'text', body: 'x', to: 'alice' } })
     await tracker.flush()
     expect(sink.records.map((r) => `${r.platform}/${r.type}`)).toEqual([
@@ -60,14 +72,18 @@ describe('bad input', () => {
   it('a direct call with a bad record throws InvalidRecordError naming the field; nothing is queued', async () => {
     tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
     expect(() => tracker.universal.logIncoming({ text: 'x' } as never)).toThrow(InvalidRecordError)
-    expect(() => tracker.logEvent({ type: 'revenueEvent', name: 'b', userId: 'u' } as never)).toThrow(/`amount` is required for revenueEvent/)
+    expect(() => tracker.logEvent({ type: 'revenueEvent', name: 'b', userId: 'u' } as never)).toThrow(
+      /`amount` is required for revenueEvent/,
+    )
     expect(() => tracker.setOutgoingIntent({ name: 'x', confidence: -1 })).toThrow(/intent\.confidence/)
     const circular: Record<string, unknown> = {}
     circular.self = circular
     expect(() => tracker.universal.logIncoming({ text: 'x', userId: 'u', platformJson: circular })).toThrow(
       /`platformJson\.self` is a circular reference/,
     )
-    expect(() => tracker.universal.logIncoming({ text: 'x', userId: 'u', platformJson: { n: 10n } })).toThrow(/`platformJson\.n` is a BigInt/)
+    expect(() => tracker.universal.logIncoming({ text: 'x', userId: 'u', platformJson: { n: 10n } })).toThrow(
+      /`platformJson\.n` is a BigInt/,
+    )
     expect(await tracker.flush()).toMatchObject({ delivered: true, sent: 0 })
     expect(tracker.stats().invalid).toBe(4)
     expect(sink.requests).toBe(0)
@@ -129,7 +145,11 @@ describe('privacy', () => {
     tracker.kik.logIncoming({ username: 'b', message: { type: 'text', from: 'qa-bot', body: 'x' } })
     tracker.logEvent({ type: 'customEvent', name: 'e', userId: 'qa-bot' })
     tracker.universal.logIncoming({ text: 'x', userId: 'real' })
-    const byPredicate = createTracker({ apiKey: 'k', baseUrl: sink.url, ignoreUserIds: (id, info) => id.startsWith('test-') && info.platform === 'sms' })
+    const byPredicate = createTracker({
+      apiKey: 'k',
+      baseUrl: sink.url,
+      ignoreUserIds: (id, info) => id.startsWith('test-') && info.platform === 'sms',
+    })
     byPredicate.sms.logIncoming({ text: 'x', userId: 'test-1' })
     byPredicate.universal.logIncoming({ text: 'x', userId: 'test-1' })
     await Promise.all([tracker.flush(), byPredicate.close()])
@@ -168,7 +188,12 @@ describe('privacy', () => {
       { recipient_id: 'U', message_id: 'm' },
     )
     tracker.kik.logIncoming({ apiKey: 'KIK-SECRET', username: 'b', message: { type: 'text', from: 'a', body: 'x' } })
-    tracker.slack.logIncoming({ token: 'SLACK-SECRET', team: { id: 'T' }, bot: { id: 'B' }, message: { type: 'message', channel: 'C', text: 'x' } })
+    tracker.slack.logIncoming({
+      token: 'SLACK-SECRET',
+      team: { id: 'T' },
+      bot: { id: 'B' },
+      message: { type: 'message', channel: 'C', text: 'x' },
+    })
     await tracker.flush()
     const logged = lines.join('\n')
     expect(logged).toContain('apiKey=***')

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type ConvotrackError, createTracker, type Tracker, TransportError } from '@convotrack/core'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
 // The transport against a real HTTP server on 127.0.0.1 with injected faults.
@@ -124,7 +124,12 @@ describe('faults', () => {
   it('4xx other than 408/429 is not retried and is reported with the status, never the key', async () => {
     sink.faults.status = 400
     const reported: ConvotrackError[] = []
-    tracker = createTracker({ apiKey: 'super-secret-key', baseUrl: sink.url, retry: fast, onError: (e) => reported.push(e) })
+    tracker = createTracker({
+      apiKey: 'super-secret-key',
+      baseUrl: sink.url,
+      retry: fast,
+      onError: (e) => reported.push(e),
+    })
     tracker.universal.logIncoming({ text: 'a', userId: 'u1' })
     const result = await tracker.flush(5_000)
     expect(result).toMatchObject({ delivered: false, failed: 1, sent: 0 })
@@ -138,7 +143,12 @@ describe('faults', () => {
   it('gives up after maxAttempts on persistent 500s and counts the failure', async () => {
     sink.faults.status = 503
     const reported: ConvotrackError[] = []
-    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, retry: { ...fast, maxAttempts: 3 }, onError: (e) => reported.push(e) })
+    tracker = createTracker({
+      apiKey: 'k',
+      baseUrl: sink.url,
+      retry: { ...fast, maxAttempts: 3 },
+      onError: (e) => reported.push(e),
+    })
     tracker.universal.logIncoming({ text: 'a', userId: 'u1' })
     const result = await tracker.flush(5_000)
     expect(result).toMatchObject({ delivered: false, failed: 1 })
@@ -164,11 +174,20 @@ describe('queue bound', () => {
   it('overflow drops are counted exactly, by reason, and reported', async () => {
     await sink.down()
     const drops: string[] = []
-    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, maxQueueSize: 100, retry: fast, onError: (e) => drops.push(e.code) })
+    tracker = createTracker({
+      apiKey: 'k',
+      baseUrl: sink.url,
+      maxQueueSize: 100,
+      retry: fast,
+      onError: (e) => drops.push(e.code),
+    })
     let queued = 0
     for (let i = 0; i < 250; i++) if (tracker.universal.logIncoming({ text: 't', userId: `u${i}` })) queued++
     expect(queued).toBe(100)
-    expect(tracker.stats()).toMatchObject({ dropped: 150, droppedByReason: { queue_full: 150, redacted: 0, closed: 0 } })
+    expect(tracker.stats()).toMatchObject({
+      dropped: 150,
+      droppedByReason: { queue_full: 150, redacted: 0, closed: 0 },
+    })
     expect(drops).toHaveLength(150)
     expect(new Set(drops)).toEqual(new Set(['dropped_queue_full']))
     await sink.up()

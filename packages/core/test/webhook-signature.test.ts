@@ -1,6 +1,12 @@
 import { createHmac } from 'node:crypto'
+import {
+  generateWebhookSecret,
+  ReplayGuard,
+  SignatureError,
+  signPauseWebhook,
+  verifyPauseWebhook,
+} from '@convotrack/core'
 import { describe, expect, it } from 'vitest'
-import { generateWebhookSecret, ReplayGuard, SignatureError, signPauseWebhook, verifyPauseWebhook } from '@convotrack/core'
 
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 const body = JSON.stringify({ userId: 'u1', paused: true })
@@ -8,17 +14,31 @@ const body = JSON.stringify({ userId: 'u1', paused: true })
 describe('Standard Webhooks signatures', () => {
   it('matches the scheme: base64 HMAC-SHA256 of "id.timestamp.body" with the decoded whsec_ key', () => {
     const headers = signPauseWebhook({ secret, body, id: 'msg_1', timestamp: 1_700_000_000 })
-    const expected = createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`msg_1.1700000000.${body}`).digest('base64')
-    expect(headers).toEqual({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': `v1,${expected}` })
+    const expected = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+      .update(`msg_1.1700000000.${body}`)
+      .digest('base64')
+    expect(headers).toEqual({
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': '1700000000',
+      'webhook-signature': `v1,${expected}`,
+    })
   })
 
   it('verifies raw bytes (string, Buffer, Fetch Headers) and rejects any change', () => {
     const headers = signPauseWebhook({ secret, body })
     expect(verifyPauseWebhook({ secret, headers, rawBody: body }).id).toBe(headers['webhook-id'])
-    expect(() => verifyPauseWebhook({ secret, headers: new Headers(headers), rawBody: Buffer.from(body) })).not.toThrow()
-    expect(() => verifyPauseWebhook({ secret, headers, rawBody: body.replace('true', 'false') })).toThrow(SignatureError)
-    expect(() => verifyPauseWebhook({ secret, headers, rawBody: JSON.stringify(JSON.parse(body), null, 1) })).toThrow(SignatureError)
-    expect(() => verifyPauseWebhook({ secret: generateWebhookSecret(), headers, rawBody: body })).toThrow(SignatureError)
+    expect(() =>
+      verifyPauseWebhook({ secret, headers: new Headers(headers), rawBody: Buffer.from(body) }),
+    ).not.toThrow()
+    expect(() => verifyPauseWebhook({ secret, headers, rawBody: body.replace('true', 'false') })).toThrow(
+      SignatureError,
+    )
+    expect(() => verifyPauseWebhook({ secret, headers, rawBody: JSON.stringify(JSON.parse(body), null, 1) })).toThrow(
+      SignatureError,
+    )
+    expect(() => verifyPauseWebhook({ secret: generateWebhookSecret(), headers, rawBody: body })).toThrow(
+      SignatureError,
+    )
     const { 'webhook-signature': _s, ...unsigned } = headers
     expect(() => verifyPauseWebhook({ secret, headers: unsigned, rawBody: body })).toThrow(SignatureError)
   })

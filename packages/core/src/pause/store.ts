@@ -15,6 +15,9 @@ export interface PauseStore {
  *
  * @example pauseKey({ userId: 'u1', conversationId: 'c9' }) // 'c9'
  */
-export function pauseKey(ids: { userId?: string | undefined; conversationId?: string | undefined }): string | undefined {
+export function pauseKey(ids: {
+  userId?: string | undefined
+  conversationId?: string | undefined
+}): string | undefined {
   return ids.conversationId || ids.userId || undefined
 }

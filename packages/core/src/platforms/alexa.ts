@@ -32,7 +32,10 @@ function eventForWire(event: AlexaRequestEnvelope, ctx: SerializeContext): Alexa
   let out = event
   const serviceUser = mergeUserJson(ctx.platformUserJson, event.session?.attributes?.[SERVICE_USER_ATTRIBUTE])
   if (event.session && ctx.platformUserJson) {
-    out = { ...out, session: { ...event.session, attributes: { ...event.session.attributes, [SERVICE_USER_ATTRIBUTE]: serviceUser } } }
+    out = {
+      ...out,
+      session: { ...event.session, attributes: { ...event.session.attributes, [SERVICE_USER_ATTRIBUTE]: serviceUser } },
+    }
   }
   if (ctx.sendPlatformCredentials) return out
   const session = out.session
@@ -56,7 +59,8 @@ function hasTokens(user: unknown): boolean {
 function blankUser<T extends JsonObject>(user: T): T {
   const u: JsonObject = { ...user }
   if (u.accessToken !== undefined) u.accessToken = ''
-  if (isObject(u.permissions) && u.permissions.consentToken !== undefined) u.permissions = { ...u.permissions, consentToken: '' }
+  if (isObject(u.permissions) && u.permissions.consentToken !== undefined)
+    u.permissions = { ...u.permissions, consentToken: '' }
   return u as T
 }
 
@@ -64,7 +68,11 @@ function blankUser<T extends JsonObject>(user: T): T {
  * Voice assistant, incoming: `{ event, context? }`. `context` is the Lambda context made
  * JSON-safe (functions and circular fields dropped). A NotHandled intent sits at the root.
  */
-export function serializeAlexaIncoming(event: AlexaRequestEnvelope, lambdaContext?: unknown, ctx: SerializeContext = {}): WireRecord {
+export function serializeAlexaIncoming(
+  event: AlexaRequestEnvelope,
+  lambdaContext?: unknown,
+  ctx: SerializeContext = {},
+): WireRecord {
   const e = checkEvent(event, IN)
   const body: Record<string, unknown> = { event: eventForWire(e, ctx) }
   if (lambdaContext !== undefined && lambdaContext !== null) body.context = toPlainJson(lambdaContext)
@@ -87,9 +95,20 @@ export function serializeAlexaOutgoing(
   if (r.response !== undefined && !isObject(r.response))
     throw new InvalidRecordError('response.response', 'must be an object when present', OUT)
   if (r.intent !== undefined) validateIntent(r.intent, 'response.intent', OUT)
-  const out: Record<string, unknown> = { ...r, version: typeof r.version === 'string' ? r.version : '1.0', response: r.response ?? {} }
-  const serviceUser = mergeUserJson(ctx.platformUserJson, isObject(r.sessionAttributes) ? r.sessionAttributes[SERVICE_USER_ATTRIBUTE] : undefined)
-  if (serviceUser) out.sessionAttributes = { ...(r.sessionAttributes as JsonObject | undefined), [SERVICE_USER_ATTRIBUTE]: serviceUser }
+  const out: Record<string, unknown> = {
+    ...r,
+    version: typeof r.version === 'string' ? r.version : '1.0',
+    response: r.response ?? {},
+  }
+  const serviceUser = mergeUserJson(
+    ctx.platformUserJson,
+    isObject(r.sessionAttributes) ? r.sessionAttributes[SERVICE_USER_ATTRIBUTE] : undefined,
+  )
+  if (serviceUser)
+    out.sessionAttributes = {
+      ...(r.sessionAttributes as JsonObject | undefined),
+      [SERVICE_USER_ATTRIBUTE]: serviceUser,
+    }
   else out.sessionAttributes = r.sessionAttributes ?? {}
   if (ctx.intent) out.intent = ctx.intent
   return {

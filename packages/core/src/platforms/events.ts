@@ -6,7 +6,13 @@ import type { WireRecord } from './context'
 const CONTEXT = 'event'
 
 /** The event types the service accepts (spec: Events). */
-export const EVENT_TYPES: readonly EventType[] = ['customEvent', 'revenueEvent', 'shareEvent', 'pageLaunchEvent', 'referralEvent']
+export const EVENT_TYPES: readonly EventType[] = [
+  'customEvent',
+  'revenueEvent',
+  'shareEvent',
+  'pageLaunchEvent',
+  'referralEvent',
+]
 
 /**
  * Event record (spec: Event record; rule 4.2.4): `name`, `userId`, `type` and the
@@ -28,7 +34,11 @@ export function serializeEvent(event: TrackedEvent): WireRecord {
       break
     case 'revenueEvent':
       if (typeof e.amount !== 'number' || !Number.isFinite(e.amount))
-        throw new InvalidRecordError('amount', `is required for revenueEvent and must be a finite number (got ${describe(e.amount)})`, CONTEXT)
+        throw new InvalidRecordError(
+          'amount',
+          `is required for revenueEvent and must be a finite number (got ${describe(e.amount)})`,
+          CONTEXT,
+        )
       optionalString(e.referenceNumber, 'referenceNumber', CONTEXT)
       optionalObject(e.metadata, 'metadata', CONTEXT)
       break
@@ -36,7 +46,8 @@ export function serializeEvent(event: TrackedEvent): WireRecord {
       optionalObject(e.sharedMessage, 'sharedMessage', CONTEXT)
       break
     case 'referralEvent': {
-      for (const key of ['ref', 'source', 'adid', 'ad_id', 'refereruri', 'referer_uri']) optionalString(e[key], key, CONTEXT)
+      for (const key of ['ref', 'source', 'adid', 'ad_id', 'refereruri', 'referer_uri'])
+        optionalString(e[key], key, CONTEXT)
       if (body.adid === undefined && body.ad_id !== undefined) body.adid = body.ad_id
       if (body.refereruri === undefined && body.referer_uri !== undefined) body.refereruri = body.referer_uri
       delete body.ad_id

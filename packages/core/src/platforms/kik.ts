@@ -18,7 +18,11 @@ export function serializeKik(
   const message = requireObject(r.message, 'message', context)
   requireString(message.type, 'message.type', context)
   optionalString(message.body, 'message.body', context)
-  const userId = requireNonEmptyString(direction === 'incoming' ? message.from : message.to, `message.${direction === 'incoming' ? 'from' : 'to'}`, context)
+  const userId = requireNonEmptyString(
+    direction === 'incoming' ? message.from : message.to,
+    `message.${direction === 'incoming' ? 'from' : 'to'}`,
+    context,
+  )
   if (r.intent !== undefined) validateIntent(r.intent, 'intent', context)
   const body: Record<string, unknown> = { ...r, apiKey: ctx.sendPlatformCredentials ? (r.apiKey ?? '') : '' }
   if (ctx.intent) body.intent = ctx.intent

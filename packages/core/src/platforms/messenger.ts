@@ -1,5 +1,10 @@
 import { InvalidRecordError } from '../errors'
-import type { MessengerMessagingItem, MessengerSendRequest, MessengerSendResponse, MessengerWebhookBody } from '../types'
+import type {
+  MessengerMessagingItem,
+  MessengerSendRequest,
+  MessengerSendResponse,
+  MessengerWebhookBody,
+} from '../types'
 import { isObject, requireNonEmptyString, requireObject, requireString, validateIntent } from '../validate'
 import { mergeUserJson, type SerializeContext, type WireRecord } from './context'
 
@@ -32,13 +37,15 @@ export function serializeMessengerIncoming(input: MessengerWebhookBody, ctx: Ser
   let kept = 0
   const entry = body.entry.map((rawEntry: unknown, i: number) => {
     const e = requireObject(rawEntry, `entry[${i}]`, IN)
-    if (!Array.isArray(e.messaging)) throw new InvalidRecordError(`entry[${i}].messaging`, 'is required and must be an array', IN)
+    if (!Array.isArray(e.messaging))
+      throw new InvalidRecordError(`entry[${i}].messaging`, 'is required and must be an array', IN)
     const messaging = (e.messaging as unknown[]).flatMap((rawItem, j) => {
       const path = `entry[${i}].messaging[${j}]`
       const item = requireObject(rawItem, path, IN) as unknown as MessengerMessagingItem
       const sender = requireNonEmptyString(requireObject(item.sender, `${path}.sender`, IN).id, `${path}.sender.id`, IN)
       requireString(requireObject(item.recipient, `${path}.recipient`, IN).id, `${path}.recipient.id`, IN)
-      if (typeof item.timestamp !== 'number') throw new InvalidRecordError(`${path}.timestamp`, 'is required and must be a number (epoch ms)', IN)
+      if (typeof item.timestamp !== 'number')
+        throw new InvalidRecordError(`${path}.timestamp`, 'is required and must be a number (epoch ms)', IN)
       if (item.intent !== undefined) validateIntent(item.intent, `${path}.intent`, IN)
       if ((ctx.messengerEvents ?? 'user') === 'user' && !isMessengerUserEvent(item)) return []
       if (ctx.isIgnored?.(sender)) return []

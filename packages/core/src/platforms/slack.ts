@@ -7,7 +7,11 @@ import { mergeUserJson, type SerializeContext, type WireRecord } from './context
  * root. `token` (Slack's verification token) is left out unless `sendPlatformCredentials`.
  * `userId` is the message's user, or the channel for the bot's own messages.
  */
-export function serializeSlack(record: SlackRecord, direction: 'incoming' | 'outgoing', ctx: SerializeContext = {}): WireRecord {
+export function serializeSlack(
+  record: SlackRecord,
+  direction: 'incoming' | 'outgoing',
+  ctx: SerializeContext = {},
+): WireRecord {
   const context = `slack ${direction}`
   const r = requireObject(record, '', context)
   requireNonEmptyString(requireObject(r.team, 'team', context).id, 'team.id', context)

@@ -25,7 +25,11 @@ export function validateUniversal(msg: unknown, context = 'universal message'): 
     ;(m.images as unknown[]).forEach((img, i) => {
       if (typeof img === 'string') return
       if (!isObject(img) || typeof img.url !== 'string')
-        throw new InvalidRecordError(`images[${i}]`, `must be {url: string} or a URL string (got ${describe(img)})`, context)
+        throw new InvalidRecordError(
+          `images[${i}]`,
+          `must be {url: string} or a URL string (got ${describe(img)})`,
+          context,
+        )
     })
   }
   if (optionalArray(m.buttons, 'buttons', context) && m.buttons) {
