@@ -8,7 +8,7 @@ for (const dir of dirs) {
   const pkg = JSON.parse(readFileSync(`${dir}/package.json`, 'utf8'))
   if (pkg.private) continue
   for (const [cmd, args] of [
-    ['npx', ['publint', '--strict', dir]],
+    ['npx', ['publint', '--strict', '--pack', 'npm', dir]],
     ['npx', ['attw', '--pack', dir, '--format', 'table-flipped', '--profile', 'node16']],
   ]) {
     try {

@@ -132,7 +132,10 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
     waitFor(n, timeoutMs = 10_000) {
       if (records.length >= n) return Promise.resolve(records)
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`sink got ${records.length}/${n} records in ${timeoutMs} ms`)), timeoutMs)
+        const timer = setTimeout(
+          () => reject(new Error(`sink got ${records.length}/${n} records in ${timeoutMs} ms`)),
+          timeoutMs,
+        )
         waiters.push({
           n,
           resolve: () => {

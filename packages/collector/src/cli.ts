@@ -1,2 +1,42 @@
 #!/usr/bin/env node
-export {}
+import { startCollector } from './collector'
+import { parseCommandLine, USAGE } from './config'
+
+async function main(): Promise<void> {
+  let command: ReturnType<typeof parseCommandLine>
+  try {
+    command = parseCommandLine(process.argv.slice(2))
+  } catch (e) {
+    console.error(`convotrack-collector: ${(e as Error).message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  if (command.help) {
+    console.log(USAGE)
+    return
+  }
+  const collector = await startCollector(command.options)
+  console.log(`convotrack collector listening on ${collector.url}`)
+  console.log(`  dashboard  ${collector.url}/`)
+  console.log(`  tracking   ${collector.url}/track`)
+  console.log(`  messenger  ${collector.url}/messenger/webhook`)
+  console.log(`  database   ${command.options.db}`)
+  console.log(`  bots       ${collector.bots().map((b) => b.name + (b.canPause ? ' (pause webhook)' : '')).join(', ') || '(none)'}`)
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1)
+    stopping = true
+    console.log(`\n${signal}: closing…`)
+    collector.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+}
+
+main().catch((e: Error & { code?: string }) => {
+  const hint = e.code === 'EADDRINUSE' ? ' (is another collector running? try --port 0)' : ''
+  console.error(`convotrack-collector: ${e.message}${hint}`)
+  process.exit(1)
+})

@@ -1,1 +1,3 @@
-export {}
+export { kikTracking } from './kik-tracking'
+export { incomingRecord, isSignalMessage, outgoingRecords } from './records'
+export type { KikBot, KikIncoming, KikMiddleware, KikOutgoingInput, KikTracking, KikTrackingOptions } from './types'
