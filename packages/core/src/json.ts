@@ -9,25 +9,30 @@ export function toWireJson(body: unknown, context: string): string {
   try {
     return JSON.stringify(body)
   } catch (error) {
-    const found = findUnserializable(body)
-    throw new InvalidRecordError(
-      found?.path ?? '',
-      found?.rule ?? `cannot be serialized to JSON (${(error as Error).message})`,
-      context,
-    )
+    let found: { path: string; rule: string } | undefined
+    try {
+      found = findUnserializable(body)
+    } catch {
+      // the walk itself overflowed: nesting deeper than the stack
+    }
+    const rule =
+      error instanceof RangeError
+        ? 'is nested too deeply to serialize to JSON'
+        : `cannot be serialized to JSON (${(error as Error).message})`
+    throw new InvalidRecordError(found?.path ?? '', found?.rule ?? rule, context)
   }
 }
 
 /** Walks a value (only on the error path) to name the first field JSON.stringify cannot serialize. */
 function findUnserializable(root: unknown): { path: string; rule: string } | undefined {
-  const ancestors: unknown[] = []
+  const ancestors = new Set<unknown>()
   const walk = (value: unknown, path: string): { path: string; rule: string } | undefined => {
     if (typeof value === 'bigint')
       return { path, rule: 'is a BigInt, which JSON cannot carry: convert it to a string or number' }
     if (typeof value !== 'object' || value === null) return undefined
-    if (ancestors.includes(value)) return { path, rule: 'is a circular reference, which JSON cannot carry' }
+    if (ancestors.has(value)) return { path, rule: 'is a circular reference, which JSON cannot carry' }
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined
-    ancestors.push(value)
+    ancestors.add(value)
     const entries = Array.isArray(value)
       ? value.map((v, i) => [`[${i}]`, v] as const)
       : Object.entries(value).map(([k, v]) => [`.${k}`, v] as const)
@@ -35,7 +40,7 @@ function findUnserializable(root: unknown): { path: string; rule: string } | und
       const hit = walk(child, path ? `${path}${key}` : key.replace(/^\./, ''))
       if (hit) return hit
     }
-    ancestors.pop()
+    ancestors.delete(value)
     return undefined
   }
   return walk(root, '')
