@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config'
 
 const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector']
 // Tests import the packages by their public names; resolve those to source so a test run
-// needs no build step (the consumer test in packages/*/test/consumer checks the built output).
+// needs no build step (test/consumer packs and installs the built output).
 const alias = Object.fromEntries(
   names.map((n) => [`@convotrack/${n}`, fileURLToPath(new URL(`./packages/${n}/src/index.ts`, import.meta.url))]),
 )
@@ -26,9 +26,14 @@ export default defineConfig({
         test: {
           name: 'examples',
           include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['test/consumer/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
+      },
+      {
+        // Packs and installs the built packages: run after `pnpm build` (pnpm verify does).
+        test: { name: 'consumer', include: ['test/consumer/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
       },
     ],
   },

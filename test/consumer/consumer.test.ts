@@ -1,0 +1,143 @@
+/**
+ * The way a new user gets convotrack: every package packed as it would be published
+ * (`pnpm pack`: workspace ranges become real versions), the tarballs installed with npm into
+ * a fresh project outside the workspace, then one ESM bot and one CommonJS bot run against a
+ * local tracking server. Needs the packages built (`pnpm build`, as `pnpm verify` does first).
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Sink, startSink } from '../support/sink-server'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const packages = readdirSync(join(root, 'packages')).filter((d) =>
+  existsSync(join(root, 'packages', d, 'package.json')),
+)
+let dir: string
+let sink: Sink
+
+function pnpm(args: string[], cwd: string): string {
+  const execpath = process.env.npm_execpath
+  if (execpath?.includes('pnpm')) return execFileSync(process.execPath, [execpath, ...args], { cwd, encoding: 'utf8' })
+  return execFileSync('npx', ['-y', 'pnpm@10.34.9', ...args], { cwd, encoding: 'utf8' })
+}
+
+beforeAll(async () => {
+  sink = await startSink()
+  dir = mkdtempSync(join(tmpdir(), 'convotrack-consumer-'))
+  const tarballs = join(dir, 'tarballs')
+  mkdirSync(tarballs)
+  for (const p of packages) {
+    if (!existsSync(join(root, 'packages', p, 'dist')))
+      throw new Error(`packages/${p} is not built: run pnpm build first`)
+    pnpm(['pack', '--pack-destination', tarballs], join(root, 'packages', p))
+  }
+  const tgz = readdirSync(tarballs).map((f) => `file:tarballs/${f}`)
+  const deps = Object.fromEntries(
+    readdirSync(tarballs).map((f) => [
+      `@convotrack/${f.replace(/^convotrack-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')}`,
+      `file:tarballs/${f}`,
+    ]),
+  )
+  expect(tgz.length).toBe(packages.length)
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, dependencies: { ...deps, express: '5.3.0' } }, null, 2),
+  )
+  // --ignore-scripts: the collector's native SQLite build is not what this test is about;
+  // --legacy-peer-deps: a user installs the frameworks they use, not every adapter's peer.
+  execFileSync(
+    'npm',
+    ['install', '--ignore-scripts', '--legacy-peer-deps', '--no-audit', '--no-fund', '--loglevel=error'],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_nodedir: '/usr' },
+    },
+  )
+}, 240_000)
+
+afterAll(async () => {
+  await sink?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('installed from tarballs, outside the workspace', () => {
+  it('no workspace: ranges are left in the published manifests', () => {
+    for (const p of packages) {
+      const manifest = readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8')
+      expect(manifest).not.toContain('workspace:')
+    }
+  })
+
+  it('an ESM bot tracks, receives a signed pause webhook and stops answering', () => {
+    writeFileSync(
+      join(dir, 'bot.mjs'),
+      `
+      import express from 'express'
+      import { createTracker, signPauseWebhook, generateWebhookSecret } from '@convotrack/core'
+      import { pauseReceiver } from '@convotrack/express'
+      const secret = generateWebhookSecret()
+      const tracker = createTracker({ apiKey: 'esm-key', baseUrl: process.env.SINK })
+      const app = express()
+      app.post('/pause', pauseReceiver({ store: tracker.pauses, secret }))
+      const server = app.listen(0, '127.0.0.1', async () => {
+        const body = JSON.stringify({ userId: 'u1', paused: true })
+        const res = await fetch('http://127.0.0.1:' + server.address().port + '/pause', {
+          method: 'POST', body, headers: { 'content-type': 'application/json', ...signPauseWebhook({ secret, body }) },
+        })
+        tracker.universal.logIncoming({ text: 'hello from esm', userId: 'u1' })
+        const paused = await tracker.isPaused('u1')
+        const result = await tracker.close()
+        server.close()
+        console.log(JSON.stringify({ status: res.status, paused, result }))
+      })
+      `,
+    )
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['bot.mjs'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, SINK: sink.url },
+      }),
+    )
+    expect(out).toEqual({
+      status: 200,
+      paused: true,
+      result: { delivered: true, pending: 0, sent: 1, failed: 0, dropped: 0 },
+    })
+    expect(sink.records.find((r) => r.apiKey === 'esm-key')?.body).toEqual({ text: 'hello from esm', userId: 'u1' })
+  })
+
+  it('a CommonJS bot (require) tracks every shape', () => {
+    writeFileSync(
+      join(dir, 'bot.cjs'),
+      `
+      const { createTracker, InvalidRecordError } = require('@convotrack/core')
+      const tracker = createTracker({ apiKey: 'cjs-key', baseUrl: process.env.SINK })
+      tracker.sms.logIncoming({ text: 'hello from cjs', userId: '+15550001' })
+      tracker.logEvent({ type: 'revenueEvent', name: 'order', userId: '+15550001', amount: 12.5 })
+      let named = ''
+      try { tracker.universal.logIncoming({ text: 'x' }) } catch (e) { named = e instanceof InvalidRecordError ? e.path : 'wrong class' }
+      const adapters = ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector'].map((p) => [p, Object.keys(require('@convotrack/' + p)).length > 0])
+      tracker.close().then((result) => console.log(JSON.stringify({ named, result, adapters: Object.fromEntries(adapters) })))
+      `,
+    )
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['bot.cjs'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, SINK: sink.url },
+      }),
+    )
+    expect(out.named).toBe('userId')
+    expect(out.result).toMatchObject({ delivered: true, sent: 2 })
+    // Every package loads through require() (adapters with framework peers load without them).
+    expect(Object.values(out.adapters).every(Boolean)).toBe(true)
+    const mine = sink.records.filter((r) => r.apiKey === 'cjs-key')
+    expect(mine.map((r) => `${r.platform}/${r.type}`)).toEqual(['sms/incoming', 'generic/event'])
+  })
+})
