@@ -20,6 +20,9 @@ pnpm -r --filter "./packages/**" build
 step "package quality (publint + arethetypeswrong)"
 node scripts/package-quality.mjs
 
+step "API reference (typedoc → docs/api)"
+npx typedoc --logLevel Warn --treatWarningsAsErrors
+
 step "tests (vitest)"
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json || status=$?
