@@ -110,6 +110,8 @@ export interface CallOptions {
   userMetadata?: JsonObject
   /** `v` for this record. */
   v?: ApiVersion
+  /** `false`: don't apply the turn's NotHandled / outgoing intent to this record (its own or `intent` still apply). Default true. */
+  turnIntent?: boolean
 }
 
 /** Options of {@link Tracker.logEvent}. */
@@ -207,10 +209,16 @@ export interface Tracker {
   setOutgoingIntent(intent: Intent): void
   /** Sets user metadata (`platformUserJson`) for the current turn's records. */
   setUserMetadata(metadata: JsonObject): void
-  /** Runs `fn` as one conversation turn: per-turn state set inside never leaks to other turns. */
-  withTurn<T>(fn: () => T): T
-  /** The current turn's state, if a turn is active (for adapters). */
-  currentTurn(): TurnState | undefined
+  /**
+   * Runs `fn` as one conversation turn: per-turn state set inside never leaks to other turns.
+   * Pass `state` (from {@link Tracker.currentTurn}) to re-enter a known turn later.
+   */
+  withTurn<T>(fn: () => T, state?: TurnState): T
+  /**
+   * The current turn's state, if a turn is active (for adapters). With `includeLoose`, also the
+   * state set outside any turn during the current synchronous run.
+   */
+  currentTurn(options?: { includeLoose?: boolean }): TurnState | undefined
   /** Pause state, shared with the pause receiver. */
   readonly pauses: PauseStore
   /** Asks the pause store; a failing store is reported and counts as not paused (the bot keeps answering). */
@@ -388,12 +396,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
     turn.userMetadata = { ...turn.userMetadata, ...metadata }
   }
 
-  withTurn<T>(fn: () => T): T {
-    return this.scope.run(fn)
+  withTurn<T>(fn: () => T, state?: TurnState): T {
+    return this.scope.run(fn, state)
   }
 
-  currentTurn(): TurnState | undefined {
-    return this.scope.active()
+  currentTurn(options?: { includeLoose?: boolean }): TurnState | undefined {
+    return options?.includeLoose ? this.scope.readable() : this.scope.active()
   }
 
   async isPaused(key: string | undefined): Promise<boolean> {
@@ -493,9 +501,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
       messengerEvents: this.opts.messengerEvents,
       platformUserJson: o?.userMetadata ?? turn?.userMetadata,
     }
+    const fromTurn = o?.turnIntent === false ? undefined : turn
     if (o?.intent) ctx.intent = validateIntent(o.intent, 'intent', `${platform} ${type}`)
-    else if (type === 'incoming') ctx.intent = o?.notHandled || turn?.notHandled ? NOT_HANDLED : undefined
-    else if (type === 'outgoing') ctx.intent = turn?.outgoingIntent
+    else if (type === 'incoming') ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : undefined
+    else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
     const ignore = this.ignore
     if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
     let records: WireRecord[]

@@ -11,6 +11,9 @@ import { SignatureError } from './errors'
 /** Default tolerance between the signed timestamp and now, both ways: 5 minutes. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
 
+/** A signature must be plain base64: Buffer's decoder would otherwise skip junk characters. */
+const STRICT_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
+
 /** Header names of the scheme. */
 export const WEBHOOK_HEADERS = {
   id: 'webhook-id',
@@ -121,7 +124,7 @@ export function verifyPauseWebhook(options: VerifyOptions): VerifiedWebhook {
   const expected = secrets.map((s) => hmac(secretKey(s), id, ts, body))
   const given = sigHeader
     .split(' ')
-    .filter((part) => part.startsWith('v1,'))
+    .filter((part) => part.startsWith('v1,') && STRICT_BASE64.test(part.slice(3)))
     .map((part) => Buffer.from(part.slice(3), 'base64'))
   let ok = false
   // Compare every pair: no early exit, so timing doesn't tell which secret or signature matched.
@@ -149,6 +152,11 @@ export class ReplayGuard {
     if (this.seen.size >= this.maxEntries) this.seen.delete(this.seen.keys().next().value as string)
     this.seen.set(id, expires)
     return true
+  }
+
+  /** Forgets an id, so the sender's retry of a delivery that failed on our side is accepted. */
+  forget(id: string): void {
+    this.seen.delete(id)
   }
 
   private sweep(nowMs: number): void {

@@ -71,7 +71,7 @@ describe('universal (spec: Universal message)', () => {
   })
 })
 
-const dmEvent = (sender: string, recipient: string, data: Record<string, unknown>) => ({
+const dmEvent = (sender: string, recipient: string, data: { text: string; [key: string]: unknown }) => ({
   type: 'message_create',
   id: '1111',
   created_timestamp: '1700000000000',

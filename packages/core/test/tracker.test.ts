@@ -127,6 +127,22 @@ describe('per-turn scope', () => {
     expect(sink.records.map((r) => r.body.intent)).toEqual([{ name: 'NotHandled' }, undefined])
   })
 
+  it('turnIntent: false leaves the turn’s intent off one record; currentTurn and withTurn(fn, state) re-enter a turn', async () => {
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
+    const saved = tracker.withTurn(() => {
+      tracker.setNotHandled()
+      tracker.universal.logIncoming({ text: 'a', userId: 'u' }, { turnIntent: false })
+      return tracker.currentTurn()
+    })
+    expect(saved?.notHandled).toBe(true)
+    tracker.withTurn(() => tracker.universal.logIncoming({ text: 'b', userId: 'u' }), saved)
+    tracker.setUserMetadata({ loose: true })
+    expect(tracker.currentTurn()).toBeUndefined()
+    expect(tracker.currentTurn({ includeLoose: true })?.userMetadata).toEqual({ loose: true })
+    await tracker.flush()
+    expect(sink.records.map((r) => r.body.intent)).toEqual([undefined, { name: 'NotHandled' }])
+  })
+
   it('a per-call intent wins over the turn’s', async () => {
     tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
     tracker.withTurn(() => {

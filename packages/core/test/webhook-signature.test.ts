@@ -73,5 +73,13 @@ describe('Standard Webhooks signatures', () => {
     const headers = signPauseWebhook({ secret, body })
     expect(() => verifyPauseWebhook({ secret, headers, rawBody: body, replayGuard: guard })).not.toThrow()
     expect(() => verifyPauseWebhook({ secret, headers, rawBody: body, replayGuard: guard })).toThrow(/already seen/)
+    guard.forget(headers['webhook-id'] as string)
+    expect(() => verifyPauseWebhook({ secret, headers, rawBody: body, replayGuard: guard })).not.toThrow()
+  })
+
+  it('a signature with junk around its base64 is refused', () => {
+    const headers = signPauseWebhook({ secret, body })
+    const junk = { ...headers, 'webhook-signature': `${headers['webhook-signature']}!!` }
+    expect(() => verifyPauseWebhook({ secret, headers: junk, rawBody: body })).toThrow(SignatureError)
   })
 })

@@ -1,4 +1,4 @@
-export { type ReceiverErrorBody, type ReceiverErrorCode } from './json-error'
+export type { ReceiverErrorBody, ReceiverErrorCode } from './json-error'
 export {
   type OperatorMessage,
   type OperatorMessageReceiverOptions,

@@ -44,10 +44,11 @@ export function serializeMessengerIncoming(input: MessengerWebhookBody, ctx: Ser
       const item = requireObject(rawItem, path, IN) as unknown as MessengerMessagingItem
       const sender = requireNonEmptyString(requireObject(item.sender, `${path}.sender`, IN).id, `${path}.sender.id`, IN)
       requireString(requireObject(item.recipient, `${path}.recipient`, IN).id, `${path}.recipient.id`, IN)
+      // Receipts and echoes are skipped before the item rules: Facebook sends delivery receipts without `timestamp`.
+      if ((ctx.messengerEvents ?? 'user') === 'user' && !isMessengerUserEvent(item)) return []
       if (typeof item.timestamp !== 'number')
         throw new InvalidRecordError(`${path}.timestamp`, 'is required and must be a number (epoch ms)', IN)
       if (item.intent !== undefined) validateIntent(item.intent, `${path}.intent`, IN)
-      if ((ctx.messengerEvents ?? 'user') === 'user' && !isMessengerUserEvent(item)) return []
       if (ctx.isIgnored?.(sender)) return []
       userId ??= sender
       kept++

@@ -1,0 +1,214 @@
+import { RedisPauseStore, RedisReplayGuard } from '@convotrack/redis'
+import { Redis, type RedisOptions } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisServer, startRedisServer } from './redis-server'
+
+let server: RedisServer
+const opened: Array<{ close?: () => Promise<void>; quit?: () => Promise<unknown> }> = []
+let n = 0
+
+/** A new connection, as a separate bot instance would have. */
+function connect(options: RedisOptions = {}): Redis {
+  const c = new Redis({ port: server.port, host: '127.0.0.1', ...options })
+  c.on('error', () => {}) // errors are asserted through the store's onError
+  opened.push(c)
+  return c
+}
+function store(client: Redis, options: ConstructorParameters<typeof RedisPauseStore>[1] = {}): RedisPauseStore {
+  const s = new RedisPauseStore(client, options)
+  opened.push(s)
+  return s
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+async function until(cond: () => Promise<boolean>, timeoutMs = 5000): Promise<number> {
+  const start = performance.now()
+  while (!(await cond())) {
+    if (performance.now() - start > timeoutMs) throw new Error('condition not met in time')
+    await new Promise((r) => setImmediate(r))
+  }
+  return performance.now() - start
+}
+async function commandCounts(admin: Redis): Promise<Record<string, number>> {
+  const info = await admin.info('commandstats')
+  const out: Record<string, number> = {}
+  for (const m of info.matchAll(/cmdstat_(\w+):calls=(\d+)/g)) out[m[1] as string] = Number(m[2])
+  return out
+}
+async function subscribed(s: RedisPauseStore): Promise<void> {
+  await until(async () => (s as unknown as { subscribed: boolean }).subscribed)
+}
+
+beforeAll(async () => {
+  server = await startRedisServer()
+})
+afterEach(async () => {
+  for (const o of opened.splice(0).reverse()) {
+    if (o instanceof RedisPauseStore) await o.close()
+    else await (o as Redis).quit().catch(() => (o as Redis).disconnect())
+  }
+})
+afterAll(async () => {
+  await server?.stop()
+})
+
+describe('RedisPauseStore', () => {
+  it('stores `<prefix><key>` in Redis, with a PX expiry when ttlMs is set', async () => {
+    const admin = connect()
+    const s = store(connect(), { prefix: 'bot-a:pause:', ttlMs: 60_000 })
+    await s.setPaused('C42', true)
+    expect(await admin.get('bot-a:pause:C42')).toBe('1')
+    const pttl = await admin.pttl('bot-a:pause:C42')
+    expect(pttl).toBeGreaterThan(59_000)
+    expect(pttl).toBeLessThanOrEqual(60_000)
+    await s.setPaused('C42', false)
+    expect(await admin.exists('bot-a:pause:C42')).toBe(0)
+  })
+
+  it('prefixes keep bots apart', async () => {
+    const client = connect()
+    const a = store(client, { prefix: 'a:' })
+    const b = store(client, { prefix: 'b:' })
+    await a.setPaused('u1', true)
+    expect(await a.isPaused('u1')).toBe(true)
+    expect(await b.isPaused('u1')).toBe(false)
+  })
+
+  it('isPaused costs exactly one round trip (one PTTL) without a cache', async () => {
+    const admin = connect()
+    const s = store(connect(), { prefix: `rt:${++n}:` })
+    await s.setPaused('p', true)
+    await admin.config('RESETSTAT')
+    for (let i = 0; i < 10; i++) await s.isPaused(i % 2 ? 'p' : 'q')
+    const counts = await commandCounts(admin)
+    delete counts.config
+    delete counts.info
+    expect(counts).toEqual({ pttl: 10 })
+  })
+
+  it('with localCacheMs, repeated checks cost no round trip', async () => {
+    const admin = connect()
+    const s = store(connect(), { prefix: `cache:${++n}:`, localCacheMs: 60_000 })
+    await subscribed(s)
+    await admin.config('RESETSTAT')
+    for (let i = 0; i < 100; i++) await s.isPaused('u1')
+    const counts = await commandCounts(admin)
+    expect(counts.pttl).toBe(1)
+  })
+
+  it('a change on one instance reaches the other instance’s cache through pub/sub (measured)', async () => {
+    const prefix = `prop:${++n}:`
+    // Two instances: separate connections, a cache far longer than the test.
+    const a = store(connect(), { prefix, localCacheMs: 60_000 })
+    const b = store(connect(), { prefix, localCacheMs: 60_000 })
+    await subscribed(a)
+    await subscribed(b)
+    const samples: number[] = []
+    for (let i = 0; i < 50; i++) {
+      const key = `user-${i}`
+      expect(await b.isPaused(key)).toBe(false) // now cached as "not paused" on b
+      const start = performance.now()
+      await a.setPaused(key, true)
+      await until(() => b.isPaused(key), 1000)
+      samples.push(performance.now() - start)
+      await a.setPaused(key, false)
+      await until(async () => !(await b.isPaused(key)), 1000)
+    }
+    samples.sort((x, y) => x - y)
+    const p50 = samples[Math.floor(samples.length / 2)] as number
+    const max = samples[samples.length - 1] as number
+    console.log(
+      `[redis] pause propagation to another instance's cache, from the setPaused call: p50 ${p50.toFixed(2)} ms, max ${max.toFixed(2)} ms (n=50)`,
+    )
+    expect(max).toBeLessThan(250)
+  })
+
+  it('a pause set on one instance is seen at once by another without a cache', async () => {
+    const prefix = `nocache:${++n}:`
+    const a = store(connect(), { prefix })
+    const b = store(connect(), { prefix })
+    await a.setPaused('u', true)
+    expect(await b.isPaused('u')).toBe(true)
+  })
+
+  it('when its subscription drops, an instance stops trusting its cache, then resubscribes', async () => {
+    const admin = connect()
+    const prefix = `drop:${++n}:`
+    const a = store(connect(), { prefix })
+    const b = store(connect(), { prefix, localCacheMs: 60_000 })
+    await subscribed(b)
+    expect(await b.isPaused('u')).toBe(false) // cached
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
+    await a.setPaused('u', true) // b's subscriber may miss this publish
+    await until(() => b.isPaused('u'), 2000)
+    await subscribed(b) // back on pub/sub
+    await a.setPaused('u', false)
+    await until(async () => !(await b.isPaused('u')), 1000)
+  })
+
+  it('a cached pause does not outlive its Redis TTL', async () => {
+    const s = store(connect(), { prefix: `ttlcache:${++n}:`, ttlMs: 300, localCacheMs: 60_000 })
+    await subscribed(s)
+    await s.setPaused('u', true)
+    expect(await s.isPaused('u')).toBe(true)
+    await sleep(400)
+    expect(await s.isPaused('u')).toBe(false)
+  })
+
+  it('rejects a client that is not an ioredis client, and bad options', () => {
+    expect(() => new RedisPauseStore({} as never)).toThrow(/ioredis client/)
+    expect(() => new RedisPauseStore(connect(), { ttlMs: -1 })).toThrow(/ttlMs/)
+  })
+})
+
+describe('RedisPauseStore when Redis goes down', () => {
+  it('fails open (answers "not paused", reports through onError), then recovers when Redis returns', async () => {
+    const errors: Error[] = []
+    const s = store(connect({ retryStrategy: () => 50, maxRetriesPerRequest: 1 }), {
+      prefix: `down:${++n}:`,
+      localCacheMs: 1000,
+      onError: (e) => errors.push(e),
+    })
+    await subscribed(s)
+    await s.setPaused('u', true)
+    expect(await s.isPaused('u')).toBe(true)
+
+    await server.stop()
+    const started = performance.now()
+    const answers = await Promise.all(Array.from({ length: 20 }, () => s.isPaused('u')))
+    const elapsed = performance.now() - started
+    expect(answers.every((a) => a === false)).toBe(true) // the bot keeps answering
+    expect(elapsed).toBeLessThan(1000) // bounded by timeoutMs (500), not by reconnect attempts
+    expect(errors.length).toBeGreaterThan(0)
+    await expect(s.setPaused('u', true)).rejects.toThrow() // the webhook answers 503 and the service retries
+
+    await server.start() // empty again: no persistence
+    await until(async () => {
+      try {
+        await s.setPaused('u', true)
+        return true
+      } catch {
+        return false
+      }
+    }, 10_000)
+    await until(() => s.isPaused('u'), 5000)
+    await subscribed(s)
+  })
+})
+
+describe('RedisReplayGuard', () => {
+  it('shares seen webhook ids between instances until the window ends; forget allows a retry', async () => {
+    const a = new RedisReplayGuard(connect(), { prefix: `ids:${++n}:` })
+    const b = new RedisReplayGuard(connect(), { prefix: `ids:${n}:` })
+    const now = Date.now()
+    const ts = Math.floor(now / 1000)
+    expect(await a.check('msg_1', ts, 300)).toBe(true)
+    expect(await a.check('msg_1', ts, 300)).toBe(false)
+    expect(await b.check('msg_1', ts, 300)).toBe(false) // another instance
+    await b.forget('msg_1')
+    expect(await a.check('msg_1', ts, 300)).toBe(true)
+    // Expires with the tolerance window: a timestamp whose window ends in ~200 ms.
+    expect(await a.check('msg_2', ts, 0, ts * 1000 - 200)).toBe(true)
+    await sleep(300)
+    expect(await b.check('msg_2', ts, 0)).toBe(true)
+  })
+})
