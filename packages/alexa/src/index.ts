@@ -1,6 +1,6 @@
 export { type AlexaTracking, type AlexaTrackingOptions, alexaTracking } from './alexa-tracking'
 export { DEFAULT_FLUSH_TIMEOUT_MS, type FlushPolicy } from './lambda-flush'
-export { type ForwardResult, createLogForwarder, type LogForwarderOptions } from './log-forwarder'
+export { createLogForwarder, type ForwardResult, type LogForwarderOptions } from './log-forwarder'
 export { LOG_LINE_MARKER, type LogIntegrationOptions, type LogLineRecord } from './log-line'
 export type {
   AlexaResponseLike,
