@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net'
 import { createTracker, type Intent, pauseKey } from '@convotrack/core'
 import { captureRawBody, operatorMessageReceiver, pauseReceiver } from '@convotrack/express'
 // This example's package.json has no @types/express yet (asked for); the handlers below carry their own types.
-// @ts-expect-error TS7016 until @types/express is a dependency here
 import express from 'express'
 import type { ExampleBot, ExampleBotOptions } from '../../contract'
 
