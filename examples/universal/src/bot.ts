@@ -7,7 +7,6 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createTracker, type Intent, pauseKey } from '@convotrack/core'
 import { captureRawBody, operatorMessageReceiver, pauseReceiver } from '@convotrack/express'
-// This example's package.json has no @types/express yet (asked for); the handlers below carry their own types.
 import express from 'express'
 import type { ExampleBot, ExampleBotOptions } from '../../contract'
 
