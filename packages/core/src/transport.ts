@@ -1,4 +1,4 @@
-import { type Dispatcher, Pool, request } from 'undici'
+import { type Dispatcher, Pool } from 'undici'
 import { TransportError } from './errors'
 import {
   backoffDelay,
@@ -232,11 +232,12 @@ export class Transport {
       | { ok: true; status: number }
       | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
     try {
-      const res = await request(this.origin + rec.path, {
+      const res = await this.dispatcher.request({
+        origin: this.origin,
+        path: rec.path,
         method: 'POST',
         headers: this.headers,
         body: rec.body,
-        dispatcher: this.dispatcher,
         signal: AbortSignal.timeout(this.opts.timeoutMs),
       })
       if (res.statusCode >= 200 && res.statusCode < 300) {
