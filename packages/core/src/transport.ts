@@ -76,6 +76,9 @@ export class Transport {
   private connectFailures = 0
   private readonly waiters = new Set<() => void>()
   private readonly retryTimers = new Map<NodeJS.Timeout, Pending>()
+  /** In-flight requests and their absolute deadlines, checked by one sweeper timer. */
+  private readonly deadlines = new Map<AbortController, number>()
+  private sweeper: NodeJS.Timeout | undefined
   private destroyed = false
   private readonly dispatcher: Dispatcher
   private readonly ownsDispatcher: boolean
@@ -176,11 +179,39 @@ export class Transport {
     this.queue.length = 0
     this.head = 0
     if (this.gateTimer) clearTimeout(this.gateTimer)
+    if (this.sweeper) clearInterval(this.sweeper)
+    this.sweeper = undefined
     this.counters.failed += left.length
     if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
     // Requests cut by the teardown settle (as failed) before close() reports.
     if (this.inFlight > 0) await this.drain(1_000)
     return left
+  }
+
+  /**
+   * The absolute per-request deadline (connect to last byte). One sweeper timer checks every
+   * in-flight request, instead of a timer per request (`AbortSignal.timeout` costs a third of
+   * the throughput on Node 20).
+   */
+  private deadline(abort: AbortController): AbortSignal {
+    this.deadlines.set(abort, Date.now() + this.opts.timeoutMs)
+    if (!this.sweeper) {
+      const every = Math.max(10, Math.min(250, Math.floor(this.opts.timeoutMs / 4)))
+      this.sweeper = setInterval(() => {
+        const now = Date.now()
+        for (const [ac, at] of this.deadlines) {
+          if (at > now) continue
+          this.deadlines.delete(ac)
+          ac.abort(new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError'))
+        }
+        if (this.deadlines.size === 0 && this.sweeper) {
+          clearInterval(this.sweeper)
+          this.sweeper = undefined
+        }
+      }, every)
+      this.sweeper.unref()
+    }
+    return abort.signal
   }
 
   private refTimers(ref: boolean): void {
@@ -228,6 +259,7 @@ export class Transport {
   private async send(rec: Pending): Promise<void> {
     this.inFlight++
     rec.attempts++
+    const abort = new AbortController()
     let outcome:
       | { ok: true; status: number }
       | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
@@ -238,7 +270,7 @@ export class Transport {
         method: 'POST',
         headers: this.headers,
         body: rec.body,
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
+        signal: this.deadline(abort),
       })
       if (res.statusCode >= 200 && res.statusCode < 300) {
         await res.body.dump()
@@ -254,8 +286,9 @@ export class Transport {
         }
       }
     } catch (error) {
-      outcome = { ok: false, error }
+      outcome = { ok: false, error: abort.signal.aborted ? abort.signal.reason : error }
     }
+    this.deadlines.delete(abort)
     this.inFlight--
     if (outcome.ok) {
       this.connectFailures = 0
