@@ -1,0 +1,12 @@
+/** Runs the help desk import example against the local collector: `pnpm --filter @convotrack/example-import start`. */
+import { startExampleBot } from './bot'
+
+const bot = await startExampleBot({
+  trackingUrl: process.env.CONVOTRACK_URL ?? 'http://127.0.0.1:8787',
+  apiKey: process.env.CONVOTRACK_API_KEY ?? 'demo-key',
+  verbose: true,
+})
+await bot.converse()
+await bot.close()
+const stats = bot.tracker.stats()
+console.log(`tracking: ${stats.sent} records delivered, ${stats.failed} failed, ${stats.dropped} dropped`)

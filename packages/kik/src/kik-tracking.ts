@@ -1,0 +1,126 @@
+import type { Tracker, TurnState } from '@convotrack/core'
+import { asArray, incomingRecord, isSignalMessage, outgoingRecords } from './records'
+import type { KikBot, KikIncoming, KikMiddleware, KikOutgoingInput, KikTracking, KikTrackingOptions } from './types'
+
+/** Bots already wrapped, per tracker: `configHandler` twice must not track twice. */
+const configured = new WeakMap<object, WeakSet<Tracker>>()
+
+/**
+ * Kik hooks (spec 4.3, "configHandler(bot), logHandler"): `configHandler(bot)` tracks every
+ * `bot.send` / `bot.broadcast`, `logHandler` tracks every incoming message and keeps a paused
+ * chat's messages away from the bot's handlers.
+ *
+ * @example
+ * const kik = kikTracking(tracker); kik.configHandler(bot); bot.use(kik.logHandler)
+ */
+export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}): KikTracking {
+  const trackSignals = options.events === 'all'
+  const keyOf = options.pauseKey ?? ((m: KikIncoming) => m.chatId || m.from || undefined)
+  /** Outgoing records of a turn whose incoming record is not logged yet (kept in order after it). */
+  const heldOutgoing = new WeakMap<TurnState, Array<() => void>>()
+  let defaultBot: Pick<KikBot, 'username' | 'apiKey'> | undefined
+
+  const safely = (fn: () => void): void => {
+    try {
+      fn()
+    } catch (error) {
+      tracker.reportError(error, { platform: 'kik', type: 'outgoing', userId: undefined })
+    }
+  }
+
+  const trackOutgoing = (bot: KikBot, messages: unknown, recipients: unknown, chatId: unknown): void => {
+    const wanted = asArray<KikOutgoingInput>(messages as KikOutgoingInput).filter(
+      (m) => trackSignals || typeof m === 'string' || !isSignalMessage(wireType(m)),
+    )
+    if (wanted.length === 0) return
+    const records = outgoingRecords(
+      wanted,
+      asArray<string>(recipients as string),
+      typeof chatId === 'string' ? chatId : undefined,
+      bot,
+    )
+    const log = () => {
+      for (const record of records) safely(() => tracker.kik.logOutgoing(record))
+    }
+    const turn = tracker.currentTurn()
+    const held = turn && heldOutgoing.get(turn)
+    if (held) held.push(log)
+    else log()
+  }
+
+  const configHandler = <B extends KikBot>(bot: B): B => {
+    const trackers = configured.get(bot) ?? new WeakSet<Tracker>()
+    if (trackers.has(tracker)) return bot
+    configured.set(bot, trackers)
+    trackers.add(tracker)
+    defaultBot = bot
+    const send = bot.send
+    const broadcast = bot.broadcast
+    // The originals run first and their result (or their throw) is the bot's, untouched;
+    // only a message the SDK accepted is tracked.
+    bot.send = function trackedSend(this: KikBot, messages, recipient, chatId) {
+      const result = send.apply(this, [messages, recipient, chatId] as Parameters<KikBot['send']>)
+      safely(() => trackOutgoing(this ?? bot, messages, recipient, chatId))
+      return result
+    } as B['send']
+    bot.broadcast = function trackedBroadcast(this: KikBot, messages, recipients) {
+      const result = broadcast.apply(this, [messages, recipients] as Parameters<KikBot['broadcast']>)
+      safely(() => trackOutgoing(this ?? bot, messages, recipients, undefined))
+      return result
+    } as B['broadcast']
+    return bot
+  }
+
+  const logIncoming = (incoming: KikIncoming): void => {
+    if (!trackSignals && isSignalMessage(incoming.type)) return
+    const bot = incoming.bot ?? defaultBot
+    try {
+      tracker.kik.logIncoming(incomingRecord(incoming, { username: bot?.username ?? '', apiKey: bot?.apiKey }))
+    } catch (error) {
+      tracker.reportError(error, { platform: 'kik', type: 'incoming', userId: incoming.from })
+    }
+  }
+
+  const handle = async (incoming: KikIncoming, next: () => void): Promise<void> => {
+    if (await tracker.isPaused(keyOf(incoming))) {
+      // Paused by an operator: tracked, and the bot's handlers never see it.
+      logIncoming(incoming)
+      return
+    }
+    const turn = tracker.currentTurn()
+    const held: Array<() => void> = []
+    if (turn) heldOutgoing.set(turn, held)
+    let thrown: { error: unknown } | undefined
+    try {
+      // The handlers' synchronous part runs first, so a `tracker.setNotHandled()` in it marks
+      // this message; replies it sends are held and tracked after the message.
+      next()
+    } catch (error) {
+      thrown = { error }
+    }
+    if (turn) heldOutgoing.delete(turn)
+    logIncoming(incoming)
+    for (const log of held) log()
+    // A handler's own error surfaces as it would without tracking: uncaught, unchanged.
+    if (thrown) process.nextTick(rethrow, thrown.error)
+  }
+
+  const logHandler: KikMiddleware = (incoming, next) => {
+    tracker.withTurn(() => {
+      handle(incoming, next).catch((error: unknown) =>
+        tracker.reportError(error, { platform: 'kik', type: 'incoming', userId: undefined }),
+      )
+    })
+  }
+
+  return { configHandler, logHandler }
+}
+
+function wireType(message: Exclude<KikOutgoingInput, string>): unknown {
+  const json = typeof message.toJSON === 'function' ? (message.toJSON as () => { type?: unknown })() : message
+  return (json as { type?: unknown }).type
+}
+
+function rethrow(error: unknown): never {
+  throw error
+}
