@@ -5,6 +5,8 @@ import type { Intent, JsonObject } from './types'
 export interface TurnState {
   /** Set by `setNotHandled()`: the incoming message gets the `NotHandled` intent. */
   notHandled: boolean
+  /** Set by `setIncomingIntent()`: the intent the bot's NLU found in the incoming message. */
+  incomingIntent?: Intent | undefined
   /** Set by `setOutgoingIntent()`: attached to the turn's outgoing records. */
   outgoingIntent: Intent | undefined
   /** Set by `setUserMetadata()`: sent as `platformUserJson` (or `serviceUser` for voice). */
@@ -12,7 +14,7 @@ export interface TurnState {
 }
 
 export function newTurnState(): TurnState {
-  return { notHandled: false, outgoingIntent: undefined, userMetadata: undefined }
+  return { notHandled: false, incomingIntent: undefined, outgoingIntent: undefined, userMetadata: undefined }
 }
 
 /**

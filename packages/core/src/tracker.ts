@@ -207,6 +207,8 @@ export interface Tracker {
   setNotHandled(): void
   /** Attaches an intent to the current turn's outgoing records. */
   setOutgoingIntent(intent: Intent): void
+  /** Attaches the intent the bot understood to the current turn's incoming record (NotHandled wins). */
+  setIncomingIntent(intent: Intent): void
   /** Sets user metadata (`platformUserJson`) for the current turn's records. */
   setUserMetadata(metadata: JsonObject): void
   /**
@@ -389,6 +391,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.scope.writable().outgoingIntent = intent
   }
 
+  setIncomingIntent(intent: Intent): void {
+    validateIntent(intent, 'intent', 'setIncomingIntent')
+    this.scope.writable().incomingIntent = intent
+  }
+
   setUserMetadata(metadata: JsonObject): void {
     if (!isObject(metadata))
       throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
@@ -503,7 +510,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
     }
     const fromTurn = o?.turnIntent === false ? undefined : turn
     if (o?.intent) ctx.intent = validateIntent(o.intent, 'intent', `${platform} ${type}`)
-    else if (type === 'incoming') ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : undefined
+    else if (type === 'incoming')
+      ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : fromTurn?.incomingIntent
     else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
     const ignore = this.ignore
     if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })

@@ -143,6 +143,24 @@ describe('per-turn scope', () => {
     expect(sink.records.map((r) => r.body.intent)).toEqual([undefined, { name: 'NotHandled' }])
   })
 
+  it('setIncomingIntent marks the turn’s incoming record; NotHandled wins over it', async () => {
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
+    tracker.withTurn(() => {
+      tracker.setIncomingIntent({ name: 'order', inputs: [{ name: 'item', value: 'pizza' }], confidence: 0.92 })
+      tracker.universal.logIncoming({ text: 'a pizza', userId: 'u' })
+    })
+    tracker.withTurn(() => {
+      tracker.setIncomingIntent({ name: 'order' })
+      tracker.setNotHandled()
+      tracker.universal.logIncoming({ text: '???', userId: 'u' })
+    })
+    await tracker.flush()
+    expect(sink.records.map((r) => r.body.intent)).toEqual([
+      { name: 'order', inputs: [{ name: 'item', value: 'pizza' }], confidence: 0.92 },
+      { name: 'NotHandled' },
+    ])
+  })
+
   it('a per-call intent wins over the turn’s', async () => {
     tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
     tracker.withTurn(() => {
