@@ -20,7 +20,14 @@ async function main(): Promise<void> {
   console.log(`  tracking   ${collector.url}/track`)
   console.log(`  messenger  ${collector.url}/messenger/webhook`)
   console.log(`  database   ${command.options.db}`)
-  console.log(`  bots       ${collector.bots().map((b) => b.name + (b.canPause ? ' (pause webhook)' : '')).join(', ') || '(none)'}`)
+  console.log(
+    `  bots       ${
+      collector
+        .bots()
+        .map((b) => b.name + (b.canPause ? ' (pause webhook)' : ''))
+        .join(', ') || '(none)'
+    }`,
+  )
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) process.exit(1)

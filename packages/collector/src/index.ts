@@ -21,5 +21,12 @@ export type {
   StoredRecord,
   TimelineBucket,
 } from './store'
-export { API_VERSIONS, PLATFORMS, parseTrackQuery, RECORD_TYPES, type TrackQuery, validateRecord } from './validate-record'
+export {
+  API_VERSIONS,
+  PLATFORMS,
+  parseTrackQuery,
+  RECORD_TYPES,
+  type TrackQuery,
+  validateRecord,
+} from './validate-record'
 export { postWebhook, type WebhookResult } from './webhook-client'

@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import { type BotInfo, BotRegistry, DEMO_BOT } from './bot-registry'
+import { dashboardApi } from './dashboard-api'
+import { RequestError } from './errors'
+import { LiveFeed } from './live-feed'
+import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './messenger-webhook'
+import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+import { SqliteRecordStore } from './sqlite-store'
+import type { RecordStore } from './store'
+import { Takeover } from './takeover'
+import { trackRoute } from './track-route'
+
+/** The default port: core's `DEFAULT_BASE_URL` is `http://127.0.0.1:8787`. */
+export const DEFAULT_PORT = 8787
+
+/** A running collector. */
+export interface Collector {
+  /** `http://host:port` — dashboard at `/`, tracking at `/track`. */
+  readonly url: string
+  readonly port: number
+  readonly host: string
+  /** Where records are kept. */
+  readonly store: RecordStore
+  /** Registered bots (public view: no keys or secrets). */
+  bots(): BotInfo[]
+  /** Registers another bot while running. */
+  addBot(bot: BotConfig): void
+  /** Connects a Messenger page (no-code connection); its traffic goes to `{url}/messenger/webhook`. */
+  connectMessengerPage(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
+  /** Stops listening, ends live streams and closes the store it opened. */
+  close(): Promise<void>
+}
+
+function defaultPublicDir(): string {
+  // src/ (tests, tsx) and dist/ (published) both sit next to public/.
+  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url))
+  return join(here, '..', 'public')
+}
+
+/**
+ * Starts the local tracking service: `POST /track`, the dashboard and its API, the Messenger
+ * webhook. Resolves once listening.
+ *
+ * @example
+ * const collector = await startCollector({ port: 0, db: ':memory:', bots: [{ name: 'demo', apiKey: 'demo-key' }] })
+ * console.log(collector.url) // http://127.0.0.1:PORT
+ */
+export async function startCollector(options: CollectorOptions = {}): Promise<Collector> {
+  const bots = new BotRegistry(options.bots ?? [])
+  if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
+  const ownStore = !options.store
+  const store: RecordStore = options.store ?? new SqliteRecordStore(options.db ?? ':memory:')
+  const feed = new LiveFeed()
+  const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
+  const host = options.host ?? '127.0.0.1'
+  let url = ''
+
+  const pages = new Map<string, MessengerPageConfig>()
+  const botForPage = (page: MessengerPageConfig) => page.bot ?? `messenger-${page.pageId}`
+  const connect = async (page: MessengerPageConfig, persist: boolean) => {
+    for (const key of ['pageId', 'appSecret', 'verifyToken'] as const)
+      if (typeof page[key] !== 'string' || page[key] === '')
+        throw new TypeError(`messenger page: ${key} must be a non-empty string`)
+    const bot = botForPage(page)
+    // A page's records need a bot to belong to; one is made for it (its key is random: only the webhook feeds it).
+    if (!bots.has(bot)) bots.add({ name: bot, apiKey: `page_${randomBytes(16).toString('hex')}` })
+    pages.set(page.pageId, { ...page })
+    if (persist) await store.saveMessengerPage(page)
+    feed.publish('messenger', { pageId: page.pageId, bot })
+    return { pageId: page.pageId, bot }
+  }
+  try {
+    for (const page of await store.messengerPages()) await connect(page, false)
+    for (const page of options.messengerPages ?? []) await connect(page, false)
+  } catch (e) {
+    if (ownStore) await store.close()
+    throw e
+  }
+
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('etag', false)
+  app.use(trackRoute({ bots, store, feed, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024 }))
+  app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed }))
+  app.use(
+    '/api',
+    dashboardApi({
+      bots,
+      store,
+      feed,
+      takeover,
+      messenger: {
+        list: () => [...pages.values()].map((p) => ({ pageId: p.pageId, bot: botForPage(p) })),
+        connect: async (page) => {
+          try {
+            return await connect(page, true)
+          } catch (e) {
+            throw e instanceof TypeError ? new RequestError(400, 'invalid_request', e.message, '') : e
+          }
+        },
+      },
+      webhookUrl: () => `${url}${MESSENGER_WEBHOOK_PATH}`,
+    }),
+  )
+  const publicDir = options.publicDir ?? defaultPublicDir()
+  if (existsSync(publicDir)) app.use(express.static(publicDir, { index: 'index.html', maxAge: 0 }))
+  app.use((req: Request, _res: Response) => {
+    throw new RequestError(404, 'not_found', `nothing at ${req.method} ${req.path}`, '')
+  })
+  app.use(errorHandler)
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(options.port ?? DEFAULT_PORT, host, (err?: Error) => (err ? reject(err) : resolve(s)))
+    s.once('error', reject)
+  }).catch(async (e) => {
+    feed.close()
+    if (ownStore) await store.close()
+    throw e
+  })
+  server.keepAliveTimeout = 65_000
+  const port = (server.address() as AddressInfo).port
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  let closing: Promise<void> | undefined
+
+  return {
+    url,
+    port,
+    host,
+    store,
+    bots: () => bots.list(),
+    addBot: (bot) => {
+      bots.add(bot)
+    },
+    connectMessengerPage: (page) => connect(page, true),
+    close: () => {
+      closing ??= (async () => {
+        feed.close()
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeAllConnections()
+        })
+        if (ownStore) await store.close()
+      })()
+      return closing
+    },
+  }
+}
+
+/** Every failure answers JSON `{ error: { code, message, path } }`. */
+function errorHandler(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
+  let e: RequestError
+  const bodyErr = err as { type?: string; status?: number }
+  if (err instanceof RequestError) e = err
+  else if (bodyErr?.type === 'entity.too.large')
+    e = new RequestError(413, 'payload_too_large', 'the body is larger than the collector accepts (maxBodyBytes)', '')
+  else if (bodyErr?.type === 'entity.parse.failed')
+    e = new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
+  else if (bodyErr?.type === 'encoding.unsupported' || bodyErr?.type === 'charset.unsupported')
+    e = new RequestError(415, 'unsupported_media_type', 'unsupported content encoding or charset', 'content-encoding')
+  else if (typeof bodyErr?.status === 'number' && bodyErr.status >= 400 && bodyErr.status < 500)
+    e = new RequestError(bodyErr.status, 'invalid_request', (err as Error).message ?? 'bad request', '')
+  else {
+    console.error('[convotrack-collector] unexpected error', err)
+    res.status(500).json({ error: { code: 'internal_error', message: 'unexpected collector failure', path: '' } })
+    return
+  }
+  if (res.headersSent) {
+    res.end()
+    return
+  }
+  if (e.status === 413) res.setHeader('connection', 'close')
+  res.status(e.status).json(e.toJSON())
+}

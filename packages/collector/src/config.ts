@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+
+/** What `--help` prints. */
+export const USAGE = `convotrack-collector — the local convotrack tracking service and dashboard
+
+Usage: convotrack-collector [options]
+
+  --port <n>                 TCP port (default 8787; 0 picks a free one)
+  --host <addr>              interface to listen on (default 127.0.0.1)
+  --db <file|:memory:>       SQLite database (default ./convotrack.db)
+  --config <bots.json>       bots and Messenger pages: { "bots": [...], "messengerPages": [...] }
+  --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
+  --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
+  --no-demo-bot              don't register the demo bot (apiKey demo-key)
+  --max-body-bytes <n>       largest POST /track body (default 1048576)
+  -h, --help                 this text
+
+Secret values may be written env:NAME to read them from the environment.`
+
+type Obj = Record<string, unknown>
+
+/** `env:NAME` reads NAME from the environment, so secrets stay out of files and `ps`. */
+function secretValue(value: unknown, where: string, env: NodeJS.ProcessEnv): unknown {
+  if (typeof value !== 'string' || !value.startsWith('env:')) return value
+  const name = value.slice(4)
+  const v = env[name]
+  if (v === undefined || v === '') throw new Error(`${where}: environment variable ${name} is not set`)
+  return v
+}
+
+function botFrom(o: Obj, where: string, env: NodeJS.ProcessEnv): BotConfig {
+  const bot: BotConfig = {
+    name: String(o.name ?? ''),
+    apiKey: String(secretValue(o.apiKey, `${where}.apiKey`, env) ?? ''),
+  }
+  if (!bot.name) throw new Error(`${where}: "name" is required`)
+  if (!bot.apiKey) throw new Error(`${where}: "apiKey" is required`)
+  for (const key of ['pauseWebhookUrl', 'operatorMessageUrl'] as const)
+    if (typeof o[key] === 'string') bot[key] = o[key] as string
+  const secret = secretValue(o.webhookSecret, `${where}.webhookSecret`, env)
+  if (typeof secret === 'string') bot.webhookSecret = secret
+  return bot
+}
+
+function pageFrom(o: Obj, where: string, env: NodeJS.ProcessEnv): MessengerPageConfig {
+  const page: MessengerPageConfig = {
+    pageId: String(o.pageId ?? ''),
+    appSecret: String(secretValue(o.appSecret, `${where}.appSecret`, env) ?? ''),
+    verifyToken: String(secretValue(o.verifyToken, `${where}.verifyToken`, env) ?? ''),
+  }
+  for (const key of ['pageId', 'appSecret', 'verifyToken'] as const)
+    if (!page[key]) throw new Error(`${where}: "${key}" is required`)
+  if (typeof o.bot === 'string' && o.bot) page.bot = o.bot
+  return page
+}
+
+/**
+ * Reads a config file: `{ bots: BotConfig[], messengerPages?: MessengerPageConfig[], port?, host?, db? }`,
+ * or just an array of bots.
+ *
+ * @example const options = loadConfigFile('./bots.json')
+ */
+export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): CollectorOptions {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (e) {
+    throw new Error(`cannot read config ${path}: ${(e as Error).message}`)
+  }
+  const root: Obj = Array.isArray(parsed) ? { bots: parsed } : ((parsed ?? {}) as Obj)
+  const options: CollectorOptions = {}
+  if (root.bots !== undefined) {
+    if (!Array.isArray(root.bots)) throw new Error(`${path}: "bots" must be an array`)
+    options.bots = root.bots.map((b, i) => botFrom((b ?? {}) as Obj, `${path} bots[${i}]`, env))
+  }
+  if (root.messengerPages !== undefined) {
+    if (!Array.isArray(root.messengerPages)) throw new Error(`${path}: "messengerPages" must be an array`)
+    options.messengerPages = root.messengerPages.map((p, i) =>
+      pageFrom((p ?? {}) as Obj, `${path} messengerPages[${i}]`, env),
+    )
+  }
+  if (typeof root.port === 'number') options.port = root.port
+  if (typeof root.host === 'string') options.host = root.host
+  if (typeof root.db === 'string') options.db = root.db
+  if (typeof root.demoBot === 'boolean') options.demoBot = root.demoBot
+  return options
+}
+
+function keyValues(spec: string): Obj {
+  const out: Obj = {}
+  for (const part of spec.split(',')) {
+    const i = part.indexOf('=')
+    if (i <= 0) throw new Error(`expected key=value pairs separated by commas, got "${part}"`)
+    out[part.slice(0, i).trim()] = part.slice(i + 1).trim()
+  }
+  return out
+}
+
+/** Parsed command line: options for {@link startCollector}, or a request for help. */
+export type CliCommand = { help: true } | { help: false; options: CollectorOptions }
+
+/**
+ * Turns the command line into collector options. Flags win over the config file; `--bot`
+ * and `--messenger-page` add to the file's lists.
+ *
+ * @example parseCommandLine(['--port', '0', '--db', ':memory:'])
+ */
+export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): CliCommand {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      db: { type: 'string' },
+      config: { type: 'string' },
+      bot: { type: 'string', multiple: true },
+      'messenger-page': { type: 'string', multiple: true },
+      'no-demo-bot': { type: 'boolean' },
+      'max-body-bytes': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  })
+  if (values.help) return { help: true }
+  const options: CollectorOptions = values.config ? loadConfigFile(values.config, env) : {}
+  if (values.port !== undefined) {
+    const port = Number(values.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new Error(`--port must be 0..65535, got "${values.port}"`)
+    options.port = port
+  }
+  if (values.host !== undefined) options.host = values.host
+  options.db = values.db ?? options.db ?? './convotrack.db'
+  const bots = (values.bot ?? []).map((spec, i) => botFrom(keyValues(spec), `--bot #${i + 1}`, env))
+  if (bots.length) options.bots = [...(options.bots ?? []), ...bots]
+  const pages = (values['messenger-page'] ?? []).map((spec, i) =>
+    pageFrom(keyValues(spec), `--messenger-page #${i + 1}`, env),
+  )
+  if (pages.length) options.messengerPages = [...(options.messengerPages ?? []), ...pages]
+  if (values['no-demo-bot']) options.demoBot = false
+  if (values['max-body-bytes'] !== undefined) {
+    const n = Number(values['max-body-bytes'])
+    if (!Number.isInteger(n) || n <= 0) throw new Error('--max-body-bytes must be a positive integer')
+    options.maxBodyBytes = n
+  }
+  return { help: false, options }
+}

@@ -1,0 +1,144 @@
+import express, { type Request, type Router } from 'express'
+import type { BotRegistry } from './bot-registry'
+import { RequestError } from './errors'
+import type { LiveFeed } from './live-feed'
+import type { MessengerPageConfig } from './options'
+import type { ReadFilter, RecordStore } from './store'
+import type { Takeover } from './takeover'
+
+const BUCKETS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }
+
+function filterOf(req: Request): ReadFilter {
+  const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
+  return bot === undefined ? {} : { bot }
+}
+
+function intParam(req: Request, name: string): number | undefined {
+  const v = req.query[name]
+  if (typeof v !== 'string' || v === '') return undefined
+  const n = Number(v)
+  if (!Number.isFinite(n)) throw new RequestError(400, 'invalid_request', `query \`${name}\` must be a number`, name)
+  return n
+}
+
+function requiredString(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new RequestError(400, 'invalid_request', `\`${path}\` is required`, path)
+  return value
+}
+
+/**
+ * The dashboard's read API and takeover actions, under `/api`. JSON in, JSON out; errors are
+ * `{ error: { code, message, path } }`. No login: the collector listens on 127.0.0.1.
+ *
+ * @example app.use('/api', dashboardApi({ bots, store, feed, takeover, messenger }))
+ */
+export function dashboardApi(deps: {
+  bots: BotRegistry
+  store: RecordStore
+  feed: LiveFeed
+  takeover: Takeover
+  messenger: {
+    list(): Array<{ pageId: string; bot: string }>
+    connect(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
+  }
+  webhookUrl: () => string
+}): Router {
+  const api = express.Router()
+  api.use(express.json({ limit: '64kb' }))
+
+  api.get('/bots', (_req, res) => {
+    res.json(deps.bots.list())
+  })
+  api.get('/stats', async (_req, res) => {
+    res.json({ ...(await deps.store.counts()), streams: deps.feed.size })
+  })
+  api.get('/stream', (req, res) => {
+    deps.feed.attach(req, res, filterOf(req).bot)
+  })
+  api.get('/messages', async (req, res) => {
+    res.json(
+      await deps.store.recent({ ...filterOf(req), limit: intParam(req, 'limit'), afterId: intParam(req, 'afterId') }),
+    )
+  })
+  api.get('/conversations', async (req, res) => {
+    res.json(await deps.store.conversations({ ...filterOf(req), limit: intParam(req, 'limit') }))
+  })
+  api.get('/transcript', async (req, res) => {
+    const bot = requiredString(req.query.bot, 'bot')
+    const thread = requiredString(req.query.thread, 'thread')
+    const info = deps.bots.list().find((b) => b.name === bot)
+    if (!info) throw new RequestError(404, 'not_found', `no bot named "${bot}"`, 'bot')
+    const [messages, paused] = await Promise.all([
+      deps.store.transcript(bot, thread, intParam(req, 'limit')),
+      deps.store.paused(bot, thread),
+    ])
+    res.json({ bot: info, thread, paused, messages })
+  })
+  api.get('/records/:id', async (req, res) => {
+    const record = await deps.store.record(Number(req.params.id))
+    if (!record) throw new RequestError(404, 'not_found', `no record ${req.params.id}`, 'id')
+    res.json({ ...record, raw: JSON.parse(record.raw) })
+  })
+  api.get('/reports/not-handled', async (req, res) => {
+    res.json(await deps.store.notHandled(filterOf(req)))
+  })
+  api.get('/reports/intents', async (req, res) => {
+    res.json(await deps.store.intents(filterOf(req)))
+  })
+  api.get('/reports/events', async (req, res) => {
+    res.json(await deps.store.events(filterOf(req)))
+  })
+  api.get('/reports/segments', async (req, res) => {
+    res.json(await deps.store.segments(filterOf(req)))
+  })
+  api.get('/reports/timeline', async (req, res) => {
+    const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
+    const bucketMs = BUCKETS[name]
+    if (!bucketMs)
+      throw new RequestError(400, 'invalid_request', 'query `bucket` must be minute, hour or day', 'bucket')
+    res.json(await deps.store.timeline({ ...filterOf(req), bucketMs, since: intParam(req, 'since') }))
+  })
+
+  api.post('/pause', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    if (typeof body.paused !== 'boolean')
+      throw new RequestError(400, 'invalid_request', '`paused` must be true or false', 'paused')
+    res.json(
+      await deps.takeover.setPaused(
+        requiredString(body.bot, 'bot'),
+        requiredString(body.thread, 'thread'),
+        body.paused,
+      ),
+    )
+  })
+  api.post('/operator-message', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    res.json(
+      await deps.takeover.sendMessage(
+        requiredString(body.bot, 'bot'),
+        requiredString(body.thread, 'thread'),
+        requiredString(body.text, 'text'),
+      ),
+    )
+  })
+
+  api.get('/messenger-pages', (_req, res) => {
+    res.json({ webhookUrl: deps.webhookUrl(), pages: deps.messenger.list() })
+  })
+  api.post('/messenger-pages', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    const page: MessengerPageConfig = {
+      pageId: requiredString(body.pageId, 'pageId'),
+      appSecret: requiredString(body.appSecret, 'appSecret'),
+      verifyToken: requiredString(body.verifyToken, 'verifyToken'),
+    }
+    if (typeof body.bot === 'string' && body.bot.trim() !== '') page.bot = body.bot.trim()
+    res.status(201).json({ ...(await deps.messenger.connect(page)), webhookUrl: deps.webhookUrl() })
+  })
+
+  api.use((_req, _res) => {
+    throw new RequestError(404, 'not_found', 'no such API route', '')
+  })
+  return api
+}

@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+interface Client {
+  res: ServerResponse
+  bot: string | undefined
+}
+
+/**
+ * The firehose: server-sent events to every open dashboard. Events: `message` (a stored
+ * message), `pause` (a transcript's pause state changed), `messenger` (a page connected).
+ *
+ * @example feed.attach(req, res); feed.publish('message', stored, stored.bot)
+ */
+export class LiveFeed {
+  private readonly clients = new Set<Client>()
+  private readonly heartbeat: NodeJS.Timeout
+
+  constructor(heartbeatMs = 15_000) {
+    // A comment line now and then keeps proxies and idle timeouts from closing the stream.
+    this.heartbeat = setInterval(() => {
+      for (const c of this.clients) c.res.write(': keep-alive\n\n')
+    }, heartbeatMs)
+    this.heartbeat.unref()
+  }
+
+  /** Number of open streams. */
+  get size(): number {
+    return this.clients.size
+  }
+
+  /** Turns a request into an event stream; only `bot`'s events when given. */
+  attach(req: IncomingMessage, res: ServerResponse, bot?: string): void {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    })
+    res.write('retry: 2000\n\n')
+    const client: Client = { res, bot }
+    this.clients.add(client)
+    req.on('close', () => this.clients.delete(client))
+  }
+
+  /** Sends an event to every stream (those filtered on another bot skip it). */
+  publish(event: string, data: unknown, bot?: string): void {
+    if (this.clients.size === 0) return
+    const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+    for (const c of this.clients) if (c.bot === undefined || bot === undefined || c.bot === bot) c.res.write(frame)
+  }
+
+  /** Ends every stream. */
+  close(): void {
+    clearInterval(this.heartbeat)
+    for (const c of this.clients) c.res.end()
+    this.clients.clear()
+  }
+}

@@ -1,0 +1,466 @@
+import Database from 'better-sqlite3'
+import type { NormalizedMessage } from './normalize'
+import type { MessengerPageConfig } from './options'
+import type {
+  ConversationSummary,
+  EventsReport,
+  IncomingRecord,
+  IntentLine,
+  NotHandledLine,
+  PauseState,
+  ReadFilter,
+  RecordStore,
+  Segment,
+  StoredMessage,
+  StoredRecord,
+  TimelineBucket,
+} from './store'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS records (
+  id INTEGER PRIMARY KEY,
+  bot TEXT NOT NULL,
+  platform TEXT NOT NULL,
+  type TEXT NOT NULL,
+  v TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  raw TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+  id INTEGER PRIMARY KEY,
+  record_id INTEGER NOT NULL REFERENCES records(id),
+  bot TEXT NOT NULL,
+  platform TEXT NOT NULL,
+  direction TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  conversation_id TEXT,
+  thread TEXT NOT NULL,
+  session_id TEXT,
+  text TEXT,
+  intent TEXT,
+  confidence REAL,
+  buttons TEXT,
+  images TEXT,
+  user_json TEXT,
+  event_type TEXT,
+  event_name TEXT,
+  amount REAL,
+  ts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_thread ON messages (bot, thread, id);
+CREATE INDEX IF NOT EXISTS messages_intent ON messages (intent) WHERE intent IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_event ON messages (event_type) WHERE event_type IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_user ON messages (bot, user_id, id) WHERE user_json IS NOT NULL;
+CREATE TABLE IF NOT EXISTS pauses (
+  bot TEXT NOT NULL,
+  thread TEXT NOT NULL,
+  paused INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (bot, thread)
+);
+CREATE TABLE IF NOT EXISTS messenger_pages (
+  page_id TEXT PRIMARY KEY,
+  app_secret TEXT NOT NULL,
+  verify_token TEXT NOT NULL,
+  bot TEXT
+);
+`
+
+interface MessageRow {
+  id: number
+  record_id: number
+  bot: string
+  platform: string
+  direction: string
+  user_id: string
+  conversation_id: string | null
+  thread: string
+  session_id: string | null
+  text: string | null
+  intent: string | null
+  confidence: number | null
+  buttons: string | null
+  images: string | null
+  user_json: string | null
+  event_type: string | null
+  event_name: string | null
+  amount: number | null
+  ts: number
+  event_raw?: string | null
+}
+
+const SELECT_MESSAGE = `SELECT m.*, CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
+  FROM messages m JOIN records r ON r.id = m.record_id`
+
+function toMessage(row: MessageRow): StoredMessage {
+  const msg: StoredMessage = {
+    id: row.id,
+    recordId: row.record_id,
+    bot: row.bot,
+    platform: row.platform as StoredMessage['platform'],
+    direction: row.direction as StoredMessage['direction'],
+    userId: row.user_id,
+    conversationId: row.conversation_id,
+    thread: row.thread,
+    sessionId: row.session_id,
+    text: row.text,
+    intent: row.intent,
+    confidence: row.confidence,
+    buttons: row.buttons ? JSON.parse(row.buttons) : [],
+    images: row.images ? JSON.parse(row.images) : [],
+    userJson: row.user_json ? JSON.parse(row.user_json) : null,
+    event: null,
+    ts: row.ts,
+  }
+  if (row.event_type !== null) {
+    msg.event = {
+      type: row.event_type,
+      name: row.event_name ?? '',
+      body: row.event_raw ? JSON.parse(row.event_raw) : {},
+    }
+    if (row.amount !== null) msg.event.amount = row.amount
+  }
+  return msg
+}
+
+interface PendingAdd {
+  record: IncomingRecord
+  messages: NormalizedMessage[]
+  resolve: (result: { id: number; messages: StoredMessage[] }) => void
+  reject: (error: unknown) => void
+}
+
+const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
+  v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
+
+/**
+ * The default {@link RecordStore}: SQLite through better-sqlite3, a file or `:memory:`. WAL
+ * mode for files, so the dashboard's reads don't block ingest.
+ *
+ * @example const store = new SqliteRecordStore('./convotrack.db')
+ */
+export class SqliteRecordStore implements RecordStore {
+  private readonly db: Database.Database
+  private readonly cache = new Map<string, Database.Statement>()
+  private readonly insertRecord: Database.Statement
+  private readonly insertMessage: Database.Statement
+  private readonly addTx: (
+    record: IncomingRecord,
+    messages: NormalizedMessage[],
+  ) => { id: number; messages: StoredMessage[] }
+  private readonly addBatchTx: (batch: PendingAdd[]) => Array<{ id: number; messages: StoredMessage[] }>
+  private pending: PendingAdd[] = []
+
+  /** @param file SQLite file path, or `:memory:`. */
+  constructor(file = ':memory:') {
+    this.db = new Database(file)
+    if (file !== ':memory:') {
+      this.db.pragma('journal_mode = WAL')
+      this.db.pragma('synchronous = NORMAL')
+    }
+    this.db.exec(SCHEMA)
+    this.insertRecord = this.db.prepare(
+      'INSERT INTO records (bot, platform, type, v, received_at, raw) VALUES (@bot, @platform, @type, @v, @receivedAt, @raw)',
+    )
+    this.insertMessage = this.db.prepare(`INSERT INTO messages
+      (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
+       buttons, images, user_json, event_type, event_name, amount, ts)
+      VALUES (@recordId, @bot, @platform, @direction, @userId, @conversationId, @thread, @sessionId, @text, @intent, @confidence,
+       @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`)
+    const insertOne = (
+      record: IncomingRecord,
+      messages: NormalizedMessage[],
+    ): { id: number; messages: StoredMessage[] } => {
+      const id = Number(this.insertRecord.run(record).lastInsertRowid)
+      const stored = messages.map((m): StoredMessage => {
+        const mid = Number(
+          this.insertMessage.run({
+            recordId: id,
+            bot: record.bot,
+            platform: m.platform,
+            direction: m.direction,
+            userId: m.userId,
+            conversationId: m.conversationId,
+            thread: m.thread,
+            sessionId: m.sessionId,
+            text: m.text,
+            intent: m.intent,
+            confidence: m.confidence,
+            buttons: json(m.buttons),
+            images: json(m.images),
+            userJson: json(m.userJson),
+            eventType: m.event?.type ?? null,
+            eventName: m.event?.name ?? null,
+            amount: m.event?.amount ?? null,
+            ts: record.receivedAt,
+          }).lastInsertRowid,
+        )
+        return { ...m, id: mid, recordId: id, bot: record.bot, ts: record.receivedAt }
+      })
+      return { id, messages: stored }
+    }
+    this.addTx = this.db.transaction(insertOne)
+    this.addBatchTx = this.db.transaction((batch: PendingAdd[]) =>
+      batch.map((item) => insertOne(item.record, item.messages)),
+    )
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.cache.get(sql)
+    if (!s) {
+      s = this.db.prepare(sql)
+      this.cache.set(sql, s)
+    }
+    return s
+  }
+
+  private all<T>(sql: string, ...params: unknown[]): T[] {
+    return this.stmt(sql).all(...params) as T[]
+  }
+
+  /**
+   * Group commit: records arriving in the same turn of the event loop (concurrent requests)
+   * share one transaction, so a busy collector commits — and writes the WAL — far less often.
+   */
+  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<{ id: number; messages: StoredMessage[] }> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, messages, resolve, reject })
+      if (this.pending.length === 1) setImmediate(() => this.commitPending())
+    })
+  }
+
+  private commitPending(): void {
+    const batch = this.pending
+    this.pending = []
+    if (batch.length === 0) return
+    try {
+      const results = this.addBatchTx(batch)
+      for (const [i, item] of batch.entries()) item.resolve(results[i] as { id: number; messages: StoredMessage[] })
+    } catch {
+      // One bad record must not fail the others: retry them one by one.
+      for (const item of batch) {
+        try {
+          item.resolve(this.addTx(item.record, item.messages))
+        } catch (e) {
+          item.reject(e)
+        }
+      }
+    }
+  }
+
+  async record(id: number): Promise<StoredRecord | undefined> {
+    const row = this.stmt(
+      'SELECT id, bot, platform, type, v, received_at AS receivedAt, raw FROM records WHERE id = ?',
+    ).get(id)
+    return row as StoredRecord | undefined
+  }
+
+  async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
+    const limit = clampLimit(filter.limit, 100)
+    const where = [filter.bot !== undefined ? 'm.bot = ?' : '', filter.afterId !== undefined ? 'm.id > ?' : ''].filter(
+      Boolean,
+    )
+    const params = [filter.bot, filter.afterId].filter((p) => p !== undefined)
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
+    return this.all<MessageRow>(sql, ...params, limit).map(toMessage)
+  }
+
+  async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
+    const limit = clampLimit(filter.limit, 200)
+    const rows = this.all<{
+      bot: string
+      thread: string
+      platform: string
+      user_id: string
+      in_user: string | null
+      n: number
+      text: string | null
+      ts: number
+      paused: number | null
+    }>(
+      `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
+       FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
+               max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
+               max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
+             FROM messages ${filter.bot !== undefined ? 'WHERE bot = ?' : ''} GROUP BY bot, thread) c
+       JOIN messages m ON m.id = c.last_id
+       LEFT JOIN pauses p ON p.bot = m.bot AND p.thread = m.thread
+       ORDER BY m.id DESC LIMIT ?`,
+      ...(filter.bot !== undefined ? [filter.bot] : []),
+      limit,
+    )
+    return rows.map((r) => ({
+      bot: r.bot,
+      platform: r.platform as ConversationSummary['platform'],
+      thread: r.thread,
+      userId: r.in_user ?? r.user_id,
+      messages: r.n,
+      lastText: r.text,
+      lastTs: r.ts,
+      paused: r.paused === 1,
+    }))
+  }
+
+  async transcript(bot: string, thread: string, limit = 500): Promise<StoredMessage[]> {
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
+    return this.all<MessageRow>(sql, bot, thread, clampLimit(limit, 500)).map(toMessage)
+  }
+
+  async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
+    const rows = this.all<{ text: string; count: number; users: number; lastTs: number; bots: string }>(
+      `SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS lastTs,
+              group_concat(DISTINCT bot) AS bots
+       FROM messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${filter.bot !== undefined ? 'AND bot = ?' : ''}
+       GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, lastTs DESC LIMIT 500`,
+      ...(filter.bot !== undefined ? [filter.bot] : []),
+    )
+    return rows.map((r) => ({ ...r, bots: r.bots ? r.bots.split(',') : [] }))
+  }
+
+  async intents(filter: ReadFilter): Promise<IntentLine[]> {
+    return this.all<IntentLine>(
+      `SELECT intent, count(*) AS count, sum(direction = 'incoming') AS incoming, sum(direction = 'outgoing') AS outgoing,
+              avg(confidence) AS avgConfidence
+       FROM messages WHERE intent IS NOT NULL AND direction != 'event' ${filter.bot !== undefined ? 'AND bot = ?' : ''}
+       GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
+      ...(filter.bot !== undefined ? [filter.bot] : []),
+    )
+  }
+
+  async events(filter: ReadFilter): Promise<EventsReport> {
+    const and = filter.bot !== undefined ? 'AND m.bot = ?' : ''
+    const p = filter.bot !== undefined ? [filter.bot] : []
+    const byName = (type: string) =>
+      this.all<{ name: string; count: number; total: number | null }>(
+        `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM messages m
+         WHERE event_type = '${type}' ${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
+        ...p,
+      )
+    const revenue = byName('revenueEvent')
+    const shares = byName('shareEvent')
+    const pageLaunches = this.all<{ page: string; count: number }>(
+      `SELECT coalesce(json_extract(r.raw, '$.extraInfo.url'), m.event_name) AS page, count(*) AS count
+       FROM messages m JOIN records r ON r.id = m.record_id
+       WHERE m.event_type = 'pageLaunchEvent' ${and} GROUP BY page ORDER BY count DESC LIMIT 100`,
+      ...p,
+    )
+    const referrals = this.all<{ source: string; count: number }>(
+      `SELECT coalesce(json_extract(r.raw, '$.source'), '(none)') AS source, count(*) AS count
+       FROM messages m JOIN records r ON r.id = m.record_id
+       WHERE m.event_type = 'referralEvent' ${and} GROUP BY source ORDER BY count DESC LIMIT 100`,
+      ...p,
+    )
+    return {
+      custom: byName('customEvent').map(({ name, count }) => ({ name, count })),
+      revenue: {
+        total: revenue.reduce((t, r) => t + (r.total ?? 0), 0),
+        count: revenue.reduce((t, r) => t + r.count, 0),
+        byName: revenue.map((r) => ({ name: r.name, total: r.total ?? 0, count: r.count })),
+      },
+      shares: {
+        count: shares.reduce((t, r) => t + r.count, 0),
+        byName: shares.map(({ name, count }) => ({ name, count })),
+      },
+      pageLaunches,
+      referrals: referrals.map((r) => ({ source: String(r.source), count: r.count })),
+    }
+  }
+
+  async segments(filter: ReadFilter): Promise<Segment[]> {
+    // The latest metadata each user sent: that's who they are now.
+    const rows = this.all<{ user_json: string }>(
+      `SELECT m.user_json FROM messages m
+       JOIN (SELECT bot, user_id, max(id) AS id FROM messages WHERE user_json IS NOT NULL ${filter.bot !== undefined ? 'AND bot = ?' : ''}
+             GROUP BY bot, user_id) u ON u.id = m.id`,
+      ...(filter.bot !== undefined ? [filter.bot] : []),
+    )
+    const fields = new Map<string, Map<string, number>>()
+    for (const row of rows) {
+      const user = JSON.parse(row.user_json) as Record<string, unknown>
+      for (const [key, value] of Object.entries(user)) {
+        if (value === null || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean'))
+          continue
+        const values = fields.get(key) ?? new Map<string, number>()
+        values.set(String(value), (values.get(String(value)) ?? 0) + 1)
+        fields.set(key, values)
+      }
+    }
+    return [...fields.entries()]
+      .map(([field, values]) => ({
+        field,
+        values: [...values.entries()]
+          .map(([value, users]) => ({ value, users }))
+          .sort((a, b) => b.users - a.users)
+          .slice(0, 20),
+      }))
+      .sort((a, b) => sum(b.values) - sum(a.values))
+      .slice(0, 30)
+  }
+
+  async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
+    const bucket = Math.max(1000, Math.floor(filter.bucketMs))
+    return this.all<TimelineBucket>(
+      // The bucket is an integer we made: inlined so SQLite does integer division.
+      `SELECT (ts / ${bucket}) * ${bucket} AS t, sum(direction = 'incoming') AS incoming, sum(direction = 'outgoing') AS outgoing,
+              sum(direction = 'event') AS events
+       FROM messages WHERE ts >= ? ${filter.bot !== undefined ? 'AND bot = ?' : ''} GROUP BY t ORDER BY t`,
+      filter.since ?? 0,
+      ...(filter.bot !== undefined ? [filter.bot] : []),
+    )
+  }
+
+  async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
+    const updatedAt = Date.now()
+    this.stmt(
+      'INSERT INTO pauses (bot, thread, paused, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (bot, thread) DO UPDATE SET paused = excluded.paused, updated_at = excluded.updated_at',
+    ).run(bot, thread, paused ? 1 : 0, updatedAt)
+    return { bot, thread, paused, updatedAt }
+  }
+
+  async paused(bot: string, thread: string): Promise<boolean> {
+    const row = this.stmt('SELECT paused FROM pauses WHERE bot = ? AND thread = ?').get(bot, thread) as
+      | { paused: number }
+      | undefined
+    return row?.paused === 1
+  }
+
+  async saveMessengerPage(page: MessengerPageConfig): Promise<void> {
+    this.stmt(
+      `INSERT INTO messenger_pages (page_id, app_secret, verify_token, bot) VALUES (?, ?, ?, ?)
+       ON CONFLICT (page_id) DO UPDATE SET app_secret = excluded.app_secret, verify_token = excluded.verify_token, bot = excluded.bot`,
+    ).run(page.pageId, page.appSecret, page.verifyToken, page.bot ?? null)
+  }
+
+  async messengerPages(): Promise<MessengerPageConfig[]> {
+    const rows = this.all<{ page_id: string; app_secret: string; verify_token: string; bot: string | null }>(
+      'SELECT * FROM messenger_pages',
+    )
+    return rows.map((r) => ({
+      pageId: r.page_id,
+      appSecret: r.app_secret,
+      verifyToken: r.verify_token,
+      ...(r.bot ? { bot: r.bot } : {}),
+    }))
+  }
+
+  async counts(): Promise<{ records: number; messages: number }> {
+    const records = (this.stmt('SELECT count(*) AS n FROM records').get() as { n: number }).n
+    const messages = (this.stmt('SELECT count(*) AS n FROM messages').get() as { n: number }).n
+    return { records, messages }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.commitPending()
+    if (this.db.open) this.db.close()
+  }
+}
+
+function clampLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined || !Number.isFinite(limit)) return fallback
+  return Math.min(Math.max(1, Math.floor(limit)), 5000)
+}
+
+function sum(values: Array<{ users: number }>): number {
+  return values.reduce((t, v) => t + v.users, 0)
+}

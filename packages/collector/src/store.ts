@@ -1,0 +1,131 @@
+import type { ApiVersion, Platform, RecordType } from '@convotrack/core'
+import type { NormalizedMessage } from './normalize'
+import type { MessengerPageConfig } from './options'
+
+/** A record as accepted by `POST /track` (or the Messenger webhook). */
+export interface IncomingRecord {
+  bot: string
+  platform: Platform
+  type: RecordType
+  v: ApiVersion
+  /** The JSON body, exactly as received. */
+  raw: string
+  /** Collector clock, epoch ms. */
+  receivedAt: number
+}
+
+/** A stored message as the read API returns it. */
+export interface StoredMessage extends NormalizedMessage {
+  id: number
+  /** Id of the record it came from (`GET /api/records/:id` gives the raw JSON). */
+  recordId: number
+  bot: string
+  /** Collector clock when the record arrived, epoch ms. */
+  ts: number
+}
+
+/** A stored record: its metadata and the raw platform JSON. */
+export interface StoredRecord extends IncomingRecord {
+  id: number
+}
+
+/** A transcript's summary in the conversations list. */
+export interface ConversationSummary {
+  bot: string
+  platform: Platform
+  thread: string
+  userId: string
+  messages: number
+  lastText: string | null
+  lastTs: number
+  paused: boolean
+}
+
+/** One line of the NotHandled report: the same input, counted. */
+export interface NotHandledLine {
+  text: string
+  count: number
+  users: number
+  lastTs: number
+  bots: string[]
+}
+
+/** One line of the intents roll-up. */
+export interface IntentLine {
+  intent: string
+  count: number
+  incoming: number
+  outgoing: number
+  /** Average over the messages that carried a confidence; null when none did. */
+  avgConfidence: number | null
+}
+
+/** The events report. */
+export interface EventsReport {
+  custom: Array<{ name: string; count: number }>
+  revenue: { total: number; count: number; byName: Array<{ name: string; total: number; count: number }> }
+  shares: { count: number; byName: Array<{ name: string; count: number }> }
+  pageLaunches: Array<{ page: string; count: number }>
+  referrals: Array<{ source: string; count: number }>
+}
+
+/** Users counted by the values of one `platformUserJson` field (latest metadata per user). */
+export interface Segment {
+  field: string
+  values: Array<{ value: string; users: number }>
+}
+
+/** Messages per time bucket. */
+export interface TimelineBucket {
+  /** Bucket start, epoch ms. */
+  t: number
+  incoming: number
+  outgoing: number
+  events: number
+}
+
+/** Filters shared by the read queries. */
+export interface ReadFilter {
+  /** Only this bot's records. */
+  bot?: string
+}
+
+/** Pause state of one transcript. */
+export interface PauseState {
+  bot: string
+  thread: string
+  paused: boolean
+  updatedAt: number
+}
+
+/**
+ * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a
+ * server database can implement the same interface. Methods may return promises.
+ *
+ * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
+ */
+export interface RecordStore {
+  /** Stores a record and its messages atomically; returns the stored messages (with ids). */
+  add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<{ id: number; messages: StoredMessage[] }>
+  /** A record with its raw JSON. */
+  record(id: number): Promise<StoredRecord | undefined>
+  /** Latest messages, newest last; `afterId` for paging forward. */
+  recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]>
+  /** Transcripts, most recently active first. */
+  conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]>
+  /** One transcript in arrival order. */
+  transcript(bot: string, thread: string, limit?: number): Promise<StoredMessage[]>
+  notHandled(filter: ReadFilter): Promise<NotHandledLine[]>
+  intents(filter: ReadFilter): Promise<IntentLine[]>
+  events(filter: ReadFilter): Promise<EventsReport>
+  segments(filter: ReadFilter): Promise<Segment[]>
+  timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]>
+  setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState>
+  paused(bot: string, thread: string): Promise<boolean>
+  /** Messenger page connections added from the dashboard, kept across restarts. */
+  saveMessengerPage(page: MessengerPageConfig): Promise<void>
+  messengerPages(): Promise<MessengerPageConfig[]>
+  /** Counts, for the dashboard header and the benchmark. */
+  counts(): Promise<{ records: number; messages: number }>
+  close(): Promise<void>
+}

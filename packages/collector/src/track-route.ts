@@ -1,0 +1,75 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express'
+import type { BotRegistry } from './bot-registry'
+import { RequestError } from './errors'
+import { ingest } from './ingest'
+import type { LiveFeed } from './live-feed'
+import type { RecordStore } from './store'
+import { parseTrackQuery, type TrackQuery, validateRecord } from './validate-record'
+
+/** `application/json`, with or without parameters, and `application/*+json`. */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false
+  const type = header.split(';')[0]?.trim().toLowerCase() ?? ''
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+/**
+ * `POST /track` (spec 4.1): query, key, media type, size, JSON, shape — in that order, each
+ * failure a 4xx `{ error: { code, message, path } }`. Accepted records answer 201 `{ id }`.
+ *
+ * @example app.use(trackRoute({ bots, store, feed, maxBodyBytes: 1 << 20 }))
+ */
+export function trackRoute(deps: {
+  bots: BotRegistry
+  store: RecordStore
+  feed: LiveFeed
+  maxBodyBytes: number
+}): Router {
+  const router = express.Router()
+  const checkHead = (req: Request, res: Response, next: NextFunction) => {
+    const query = parseTrackQuery(new URL(req.originalUrl, 'http://collector').searchParams)
+    const bot = deps.bots.forKey(query.apiKey)
+    if (!bot)
+      throw new RequestError(401, 'invalid_api_key', 'query `apiKey` is not the key of a registered bot', 'apiKey')
+    if (!isJsonContentType(req.headers['content-type']))
+      throw new RequestError(
+        415,
+        'unsupported_media_type',
+        'send the record as JSON with `Content-Type: application/json`',
+        'content-type',
+      )
+    res.locals.query = query
+    res.locals.bot = bot.name
+    next()
+  }
+  router.post(
+    '/track',
+    checkHead,
+    express.raw({ type: () => true, limit: deps.maxBodyBytes }),
+    async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const query = res.locals.query as TrackQuery
+        const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : ''
+        let body: unknown
+        try {
+          body = JSON.parse(raw)
+        } catch {
+          throw new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
+        }
+        validateRecord(query.platform, query.type, body)
+        const { id } = await ingest(deps.store, deps.feed, {
+          bot: res.locals.bot as string,
+          platform: query.platform,
+          type: query.type,
+          v: query.v,
+          raw,
+          body: body as Record<string, unknown>,
+        })
+        res.status(201).json({ id })
+      } catch (e) {
+        next(e)
+      }
+    },
+  )
+  return router
+}
