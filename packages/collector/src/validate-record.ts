@@ -1,7 +1,10 @@
 import {
+  API_VERSIONS,
   type ApiVersion,
   InvalidRecordError,
+  PLATFORMS,
   type Platform,
+  RECORD_TYPES,
   type RecordType,
   serializeEvent,
   type TrackedEvent,
@@ -10,22 +13,8 @@ import {
 } from '@convotrack/core'
 import { RequestError } from './errors'
 
-/** `platform` query values (spec: Platform-native message shapes; literal values from ARCHITECTURE). */
-export const PLATFORMS: readonly Platform[] = [
-  'facebook',
-  'slack',
-  'kik',
-  'twitter',
-  'alexa',
-  'google',
-  'sms',
-  'universal',
-  'generic',
-]
-/** `type` query values (spec 4.1). */
-export const RECORD_TYPES: readonly RecordType[] = ['incoming', 'outgoing', 'event']
-/** `v` query values (spec: Versioning). */
-export const API_VERSIONS: readonly ApiVersion[] = ['11.1.0-rest', '10.1.1-rest']
+/** The query value lists are core's: one home for the spec's values. */
+export { API_VERSIONS, PLATFORMS, RECORD_TYPES }
 
 /** The query of a `POST /track`, checked. */
 export interface TrackQuery {

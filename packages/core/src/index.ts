@@ -44,6 +44,7 @@ export {
 } from './tracker'
 export type { RecordMeta, TransportStats } from './transport'
 export type * from './types'
+export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
 export { validateIntent } from './validate'
 export {
   DEFAULT_TOLERANCE_SECONDS,

@@ -42,6 +42,7 @@ import type {
   TwitterDmPayload,
   UniversalMessage,
 } from './types'
+import { PLATFORMS } from './types'
 import { isObject, validateIntent } from './validate'
 
 /** Version of this package, sent in the User-Agent. */
@@ -244,18 +245,6 @@ export interface Tracker {
   off<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
 }
 
-const PLATFORM_VALUES: readonly Platform[] = [
-  'facebook',
-  'slack',
-  'kik',
-  'twitter',
-  'alexa',
-  'google',
-  'sms',
-  'universal',
-  'generic',
-]
-
 /** Masks the `apiKey` query value for logs. */
 export function maskApiKey(pathOrUrl: string): string {
   return pathOrUrl.replace(/([?&]apiKey=)[^&]*/, '$1***')
@@ -377,8 +366,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   logEvent(event: TrackedEvent, options: EventOptions = {}): boolean {
     const platform = options.platform ?? 'generic'
-    if (!PLATFORM_VALUES.includes(platform))
-      throw new InvalidRecordError('platform', `must be one of ${PLATFORM_VALUES.join(', ')}`, 'event')
+    if (!PLATFORMS.includes(platform))
+      throw new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event')
     return this.track(platform, 'event', { v: options.v }, () => [serializeEvent(event)])
   }
 

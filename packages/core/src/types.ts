@@ -9,11 +9,30 @@ export type JsonObject = { [key: string]: unknown }
 /** `platform` query values (spec: "Platform-native message shapes"). */
 export type Platform = 'facebook' | 'slack' | 'kik' | 'twitter' | 'alexa' | 'google' | 'sms' | 'universal' | 'generic'
 
+/** Every `platform` query value, in the spec's order. */
+export const PLATFORMS: readonly Platform[] = [
+  'facebook',
+  'slack',
+  'kik',
+  'twitter',
+  'alexa',
+  'google',
+  'sms',
+  'universal',
+  'generic',
+]
+
 /** `type` query values (spec 4.1). */
 export type RecordType = 'incoming' | 'outgoing' | 'event'
 
+/** Every `type` query value. */
+export const RECORD_TYPES: readonly RecordType[] = ['incoming', 'outgoing', 'event']
+
 /** `v` query values seen in the spec (spec: Versioning). */
 export type ApiVersion = '11.1.0-rest' | '10.1.1-rest'
+
+/** Every `v` value the spec shows. */
+export const API_VERSIONS: readonly ApiVersion[] = ['11.1.0-rest', '10.1.1-rest']
 
 /** An entity of an intent (spec: Intent, `inputs`). */
 export interface IntentInput {
