@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 
-const root = fileURLToPath(new URL('../../..', import.meta.url))
+const root = fileURLToPath(new URL('..', import.meta.url))
 
 it('pnpm demo --once: every example bot tracks its conversation and obeys Pause / Unpause', {
   timeout: 180_000,
