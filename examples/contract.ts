@@ -30,6 +30,8 @@ export interface ExampleBot {
   converse(): Promise<void>
   /** URL of this bot's pause webhook (served on 127.0.0.1), when `webhookSecret` was given. */
   pauseWebhookUrl?: string
+  /** URL of this bot's operator send-message route ("sent as if from the bot"), when it serves one. */
+  operatorMessageUrl?: string
   /** Flushes the tracker and stops every server the bot started. */
   close(): Promise<void>
 }

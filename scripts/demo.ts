@@ -14,7 +14,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { Collector } from '@convotrack/collector'
-import { generateWebhookSecret, signPauseWebhook } from '@convotrack/core'
+import { generateWebhookSecret } from '@convotrack/core'
 import type { ExampleBot, ExampleBotOptions } from '../examples/contract'
 import { startCollector } from '../packages/collector/src/index'
 
@@ -55,28 +55,6 @@ async function listen(): Promise<Collector> {
   throw new Error(`no free port in ${first}..${first + 19}`)
 }
 
-/**
- * The operator's send-message route, when the bot serves one next to its pause webhook. The
- * example contract has no field for it, so ask: a signed empty body gets a 400 naming `text`
- * from an operator-message receiver (nothing is sent), and something else from anything else.
- */
-async function operatorRoute(pauseWebhookUrl: string | undefined, secret: string): Promise<string | undefined> {
-  if (!pauseWebhookUrl?.endsWith('/convotrack/pause')) return undefined
-  const url = pauseWebhookUrl.replace(/\/convotrack\/pause$/, '/convotrack/message')
-  try {
-    const body = '{}'
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...signPauseWebhook({ secret, body }) },
-      body,
-    })
-    const answer = (await res.json().catch(() => ({}))) as { error?: { message?: string } }
-    return res.status === 400 && answer.error?.message?.includes('"text"') ? url : undefined
-  } catch {
-    return undefined
-  }
-}
-
 async function startBots(collector: Collector): Promise<RunningBot[]> {
   const running: RunningBot[] = []
   for (const name of EXAMPLES) {
@@ -97,7 +75,7 @@ async function startBots(collector: Collector): Promise<RunningBot[]> {
       }
       // Registered before the bot starts talking; its pause webhook URL is known once it listens.
       const bot = await mod.startExampleBot({ trackingUrl: collector.url, apiKey, webhookSecret, verbose: false })
-      const operatorMessageUrl = await operatorRoute(bot.pauseWebhookUrl, webhookSecret)
+      const { operatorMessageUrl } = bot
       collector.addBot({
         name,
         apiKey,

@@ -139,6 +139,9 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
-  if (options.webhookSecret) bot.pauseWebhookUrl = `${base}/convotrack/pause`
+  if (options.webhookSecret) {
+    bot.pauseWebhookUrl = `${base}/convotrack/pause`
+    bot.operatorMessageUrl = `${base}/convotrack/message`
+  }
   return bot
 }
