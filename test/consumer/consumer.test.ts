@@ -4,13 +4,20 @@
  * a fresh project outside the workspace, then one ESM bot and one CommonJS bot run against a
  * local tracking server. Needs the packages built (`pnpm build`, as `pnpm verify` does first).
  */
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../support/sink-server'
+
+// The bots run as child processes while this process serves the sink: never block its event loop.
+const run = async (file: string) =>
+  JSON.parse(
+    (await promisify(execFile)(process.execPath, [file], { cwd: dir, env: { ...process.env, SINK: sink.url } })).stdout,
+  )
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const packages = readdirSync(join(root, 'packages')).filter((d) =>
@@ -73,7 +80,7 @@ describe('installed from tarballs, outside the workspace', () => {
     }
   })
 
-  it('an ESM bot tracks, receives a signed pause webhook and stops answering', () => {
+  it('an ESM bot tracks, receives a signed pause webhook and stops answering', async () => {
     writeFileSync(
       join(dir, 'bot.mjs'),
       `
@@ -97,13 +104,7 @@ describe('installed from tarballs, outside the workspace', () => {
       })
       `,
     )
-    const out = JSON.parse(
-      execFileSync(process.execPath, ['bot.mjs'], {
-        cwd: dir,
-        encoding: 'utf8',
-        env: { ...process.env, SINK: sink.url },
-      }),
-    )
+    const out = await run('bot.mjs')
     expect(out).toEqual({
       status: 200,
       paused: true,
@@ -112,7 +113,7 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(sink.records.find((r) => r.apiKey === 'esm-key')?.body).toEqual({ text: 'hello from esm', userId: 'u1' })
   })
 
-  it('a CommonJS bot (require) tracks every shape', () => {
+  it('a CommonJS bot (require) tracks every shape', async () => {
     writeFileSync(
       join(dir, 'bot.cjs'),
       `
@@ -126,13 +127,7 @@ describe('installed from tarballs, outside the workspace', () => {
       tracker.close().then((result) => console.log(JSON.stringify({ named, result, adapters: Object.fromEntries(adapters) })))
       `,
     )
-    const out = JSON.parse(
-      execFileSync(process.execPath, ['bot.cjs'], {
-        cwd: dir,
-        encoding: 'utf8',
-        env: { ...process.env, SINK: sink.url },
-      }),
-    )
+    const out = await run('bot.cjs')
     expect(out.named).toBe('userId')
     expect(out.result).toMatchObject({ delivered: true, sent: 2 })
     // Every package loads through require() (adapters with framework peers load without them).
