@@ -25,6 +25,23 @@ function du(dir) {
   return bytes
 }
 
+/** Folders with a package.json under node_modules (scoped and nested included). */
+function countPackages(dir) {
+  let n = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name.startsWith('.')) continue
+    const path = join(dir, entry.name)
+    if (entry.name.startsWith('@')) n += countPackages(path)
+    else {
+      n++
+      try {
+        n += countPackages(join(path, 'node_modules'))
+      } catch {}
+    }
+  }
+  return n
+}
+
 const rows = []
 for (const p of names) {
   const manifest = JSON.parse(readFileSync(join(root, 'packages', p, 'package.json'), 'utf8'))
@@ -34,7 +51,7 @@ for (const p of names) {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'size', private: true, dependencies: deps }))
   execFileSync('npm', ['install', '--omit=dev', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'pipe' })
   const modules = join(dir, 'node_modules')
-  const count = execFileSync('npm', ['ls', '--all', '--parseable', '--omit=dev'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').length - 1
+  const count = countPackages(modules)
   rows.push({ package: manifest.name, packed_kb: +(statSync(tgz[p]).size / 1024).toFixed(1), install_mb: +(du(modules) / 2 ** 20).toFixed(2), packages: count })
 }
 rmSync(work, { recursive: true, force: true })
