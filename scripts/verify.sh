@@ -20,6 +20,9 @@ pnpm -r --filter "./packages/**" build
 step "package quality (publint + arethetypeswrong)"
 node scripts/package-quality.mjs
 
+step "release dry run (changeset version + publish --dry-run, in a throwaway copy)"
+bash scripts/release-check.sh
+
 step "API reference (typedoc → docs/api)"
 npx typedoc --logLevel Warn --treatWarningsAsErrors
 
