@@ -247,7 +247,7 @@ export interface Tracker {
 
 /** Masks the `apiKey` query value for logs. */
 export function maskApiKey(pathOrUrl: string): string {
-  return pathOrUrl.replace(/([?&]apiKey=)[^&]*/, '$1***')
+  return pathOrUrl.replace(/([?&]apiKey=)[^&]*/g, '$1***')
 }
 
 class TrackerImpl extends EventEmitter implements Tracker {
@@ -314,6 +314,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
         retry: opts.retry ?? {},
         dispatcher: opts.dispatcher,
         userAgent: `convotrack-node/${VERSION} node/${process.versions.node}`,
+        secrets: [apiKey],
       },
       {
         onSent: (meta, status) => {

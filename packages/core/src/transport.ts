@@ -55,6 +55,8 @@ export interface TransportOptions {
   retry: RetryOptions
   dispatcher?: Dispatcher | undefined
   userAgent: string
+  /** Values never quoted in an error (the tracking key): a service page may echo the request URL. */
+  secrets?: readonly string[]
 }
 
 /**
@@ -214,6 +216,20 @@ export class Transport {
     return abort.signal
   }
 
+  /** The service's own text, quoted in errors, without the tracking key in any spelling. */
+  private scrub(text: string): string {
+    let out = text.replace(/([?&]apiKey=)[^&\s"'<>]*/g, '$1***')
+    for (const secret of this.opts.secrets ?? []) {
+      for (const form of new Set([
+        secret,
+        encodeURIComponent(secret),
+        new URLSearchParams({ k: secret }).toString().slice(2),
+      ]))
+        if (form) out = out.split(form).join('***')
+    }
+    return out
+  }
+
   private refTimers(ref: boolean): void {
     for (const t of this.retryTimers.keys()) ref ? t.ref() : t.unref()
     if (this.gateTimer) ref ? this.gateTimer.ref() : this.gateTimer.unref()
@@ -282,7 +298,7 @@ export class Transport {
           status: res.statusCode,
           error: undefined,
           retryAfterMs: parseRetryAfter(res.headers['retry-after']),
-          body: text.slice(0, 500),
+          body: this.scrub(text.slice(0, 500)),
         }
       }
     } catch (error) {
