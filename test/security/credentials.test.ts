@@ -128,15 +128,14 @@ describe('the Alexa log integration (records on stdout instead of HTTP)', () => 
 })
 
 /**
- * KNOWN LEAK (reported, not fixed here). On a channel other than `facebook`, MessengerMiddleware
- * sends the whole incoming activity as the universal record's `platformJson`, `channelData`
- * included. Azure Bot Service's Slack channel puts the Slack bot token (`ApiToken`, xoxb-…)
- * and the raw event envelope with the verification token (`SlackMessage.token`) there, so
- * both go to the tracking service although `sendPlatformCredentials` is false. `it.fails`
- * turns red once they are blanked; then make it a plain `it`.
+ * On a channel other than `facebook`, MessengerMiddleware sends the whole incoming activity as
+ * the universal record's `platformJson`, `channelData` included. Azure Bot Service's Slack
+ * channel puts the Slack bot token (`ApiToken`, xoxb-…) and the raw event envelope with the
+ * verification token (`SlackMessage.token`) there. Found by this test; core's universal
+ * serializer now blanks credential-named fields in `platformJson` unless `sendPlatformCredentials`.
  */
 describe('MessengerMiddleware on a non-facebook channel', () => {
-  it.fails('does not send channelData credentials (Azure Bot Service Slack: ApiToken, SlackMessage.token)', async () => {
+  it('does not send channelData credentials (Azure Bot Service Slack: ApiToken, SlackMessage.token)', async () => {
     sink.clear()
     const { tracker, capture } = capturedTracker(sink.url)
     const adapter = new botbuilder.TestAdapter(async (context) => {

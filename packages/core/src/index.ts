@@ -1,3 +1,4 @@
+export { blankCredentials, isCredentialKey } from './credentials'
 export {
   ConfigError,
   ConvotrackError,

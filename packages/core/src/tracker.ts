@@ -232,6 +232,8 @@ export interface Tracker {
   close(timeoutMs?: number): Promise<FlushResult>
   /** True after `close()`. */
   readonly closed: boolean
+  /** Whether platform secrets are kept in records (`sendPlatformCredentials`), for adapters that build records themselves. */
+  readonly sendPlatformCredentials: boolean
   /** Counter snapshot. */
   stats(): TrackerStats
   /** Reports a problem through `onError` and the `error` event (for adapters). */
@@ -363,6 +365,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   get closed(): boolean {
     return this.isClosed
+  }
+
+  get sendPlatformCredentials(): boolean {
+    return this.opts.sendPlatformCredentials === true
   }
 
   logEvent(event: TrackedEvent, options: EventOptions = {}): boolean {

@@ -38,6 +38,24 @@ describe('universal (spec: Universal message)', () => {
     })
   })
 
+  it('platform secrets inside platformJson are blanked unless sendPlatformCredentials; the caller’s object is untouched', () => {
+    const platformJson = {
+      channelId: 'slack',
+      channelData: { ApiToken: 'xoxb-SECRET', SlackMessage: { token: 'VERIF-SECRET', event: { text: 'hi' } } },
+      list: [{ access_token: 'EAAG-SECRET' }, { keep: 'me' }],
+    }
+    const { body } = serializeUniversal({ text: 'hi', userId: 'u', platformJson })
+    expect(body.platformJson).toEqual({
+      channelId: 'slack',
+      channelData: { ApiToken: '', SlackMessage: { token: '', event: { text: 'hi' } } },
+      list: [{ access_token: '' }, { keep: 'me' }],
+    })
+    expect(platformJson.channelData.ApiToken).toBe('xoxb-SECRET')
+    expect(serializeUniversal({ text: 'hi', userId: 'u', platformJson }, { sendPlatformCredentials: true }).body.platformJson).toBe(platformJson)
+    const clean = { a: { b: [1, 2] } }
+    expect(serializeUniversal({ text: 'hi', userId: 'u', platformJson: clean }).body.platformJson).toBe(clean)
+  })
+
   it('merges per-turn user metadata under the message’s own', () => {
     const { body } = serializeUniversal(
       { text: 'x', userId: 'u', platformUserJson: { a: 1 } },

@@ -1,3 +1,4 @@
+import { blankCredentials } from '../credentials'
 import { InvalidRecordError } from '../errors'
 import type { UniversalMessage } from '../types'
 import {
@@ -57,6 +58,7 @@ export function validateUniversal(msg: unknown, context = 'universal message'): 
 export function serializeUniversal(msg: UniversalMessage, ctx: SerializeContext = {}): WireRecord {
   const m = validateUniversal(msg)
   const body: Record<string, unknown> = { ...m }
+  if (m.platformJson && !ctx.sendPlatformCredentials) body.platformJson = blankCredentials(m.platformJson)
   if (ctx.intent) body.intent = ctx.intent
   const user = mergeUserJson(ctx.platformUserJson, m.platformUserJson)
   if (user) body.platformUserJson = user
