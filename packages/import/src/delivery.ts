@@ -85,10 +85,10 @@ export class Delivery {
     while (this.count >= limit && !signal?.aborted) await this.tick(signal)
   }
 
-  /** Waits for every outstanding record, at most `timeoutMs`; true when none is left. */
-  async drain(timeoutMs: number): Promise<boolean> {
+  /** Waits for every outstanding record, at most `timeoutMs` or until `signal` aborts; true when none is left. */
+  async drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     const until = Date.now() + timeoutMs
-    while (this.count > 0 && Date.now() < until) await this.tick(undefined, until - Date.now())
+    while (this.count > 0 && Date.now() < until && !signal?.aborted) await this.tick(signal, until - Date.now())
     return this.count === 0
   }
 

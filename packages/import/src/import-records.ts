@@ -283,8 +283,11 @@ export async function importRecords(
       }
       delivery.send(parsed.position, parsed.record.direction, parsed.record.message)
     }
-    if (signal?.aborted) summary.stopped = 'aborted'
-    await delivery.drain(summary.stopped ? (options.drainTimeoutMs ?? 15_000) : Number.POSITIVE_INFINITY)
+    const stopWait = options.drainTimeoutMs ?? 15_000
+    if (!summary.stopped && !signal?.aborted) await delivery.drain(Number.POSITIVE_INFINITY, signal)
+    // A stop (now, or during the wait above) bounds the wait for acknowledgements.
+    if (signal?.aborted) summary.stopped ??= 'aborted'
+    if (summary.stopped) await delivery.drain(stopWait)
   } finally {
     delivery.detach()
     if (checkpointTimer) clearInterval(checkpointTimer)

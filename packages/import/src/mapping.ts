@@ -8,6 +8,7 @@ import {
   type Intent,
   InvalidRecordError,
   type JsonObject,
+  toWireJson,
   type UniversalMessage,
   validateUniversal,
 } from '@convotrack/core'
@@ -133,8 +134,11 @@ export function mapRecord(row: unknown, mapping: FieldMapping = {}, options: Map
     if (timestamp) platformJson.timestamp = timestamp
     message.platformJson = platformJson
   }
-  // The same rules the tracker applies (spec 4.2 rule 1), so nothing validated here is refused there.
-  return { direction, message: validateUniversal(message, '') }
+  // The same rules the tracker applies (spec 4.2 rule 1), so nothing validated here is refused
+  // there — JSON's own included (a cycle or BigInt in a row built by code).
+  const checked = validateUniversal(message, '')
+  toWireJson(checked, '')
+  return { direction, message: checked }
 }
 
 /** `a.b.c` into nested objects; an exact key wins (CSV headers may contain dots). */
