@@ -75,7 +75,7 @@ export interface TrackerOptions {
   v?: ApiVersion
   /** Most records held (queued + retrying + in flight); beyond, new records are dropped and reported. Default 10 000. */
   maxQueueSize?: number
-  /** Requests in flight at once (keep-alive connections). Default 8. */
+  /** Requests in flight at once (keep-alive connections); needs ≥ records/s × service latency in s. Default 16. */
   concurrency?: number
   /** Absolute deadline of one request, connect to last byte, in ms. Default 10 000. */
   timeoutMs?: number
@@ -311,7 +311,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
       {
         baseUrl,
         maxQueueSize: opts.maxQueueSize ?? 10_000,
-        concurrency: opts.concurrency ?? 8,
+        concurrency: opts.concurrency ?? 16,
         timeoutMs: opts.timeoutMs ?? 10_000,
         retry: opts.retry ?? {},
         dispatcher: opts.dispatcher,

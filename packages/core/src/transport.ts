@@ -23,6 +23,8 @@ export interface RecordMeta {
 interface Pending extends RecordMeta {
   path: string
   attempts: number
+  /** The gate round the last attempt was sent in (see `gateRound`). */
+  round?: number
 }
 
 /** Counters of the transport; see `tracker.stats()`. */
@@ -76,6 +78,10 @@ export class Transport {
   private gateUntil = 0
   private gateTimer: NodeJS.Timeout | undefined
   private connectFailures = 0
+  /** Bumped each time the gate closes: failures of requests sent in an earlier round are that round's, not new ones. */
+  private gateRound = 0
+  /** Half-open after the gate: one request probes the service before the rest follow. */
+  private probing = false
   private readonly waiters = new Set<() => void>()
   private readonly retryTimers = new Map<NodeJS.Timeout, Pending>()
   /** In-flight requests and their absolute deadlines, checked by one sweeper timer. */
@@ -257,7 +263,8 @@ export class Transport {
       }
       return
     }
-    while (this.inFlight < this.opts.concurrency) {
+    const limit = this.probing ? 1 : this.opts.concurrency
+    while (this.inFlight < limit) {
       const next = this.ready.shift() ?? this.queue[this.head]
       if (!next) break
       if (next === this.queue[this.head]) {
@@ -275,6 +282,7 @@ export class Transport {
   private async send(rec: Pending): Promise<void> {
     this.inFlight++
     rec.attempts++
+    rec.round = this.gateRound
     const abort = new AbortController()
     let outcome:
       | { ok: true; status: number }
@@ -308,6 +316,7 @@ export class Transport {
     this.inFlight--
     if (outcome.ok) {
       this.connectFailures = 0
+      this.probing = false
       this.counters.sent++
       this.hooks.onSent(rec, outcome.status)
     } else {
@@ -325,6 +334,7 @@ export class Transport {
     if (connect)
       rec.attempts-- // never reached the service: costs no attempt, only waiting
     else this.connectFailures = 0
+    if (!connect && status !== 429) this.probing = false // the service answers: open up
     const retryable = status === undefined || isRetryableStatus(status)
     if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
       this.counters.failed++
@@ -333,14 +343,21 @@ export class Transport {
     }
     this.counters.retried++
     if (connect || status === 429) {
-      // The whole service is unreachable or asked us to slow down: hold every request.
-      const wait =
-        status === 429 && f.retryAfterMs !== undefined
-          ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
-          : backoffDelay(connect ? ++this.connectFailures : rec.attempts, this.retry)
-      this.gateUntil = Math.max(this.gateUntil, Date.now() + wait)
+      // The whole service is unreachable or asked us to slow down: hold every request, then
+      // let one probe through. The other requests of the same round failing too is one event,
+      // not one backoff step each.
+      const now = Date.now()
+      if ((rec.round ?? 0) === this.gateRound) {
+        const wait =
+          status === 429 && f.retryAfterMs !== undefined
+            ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
+            : backoffDelay(connect ? ++this.connectFailures : rec.attempts, this.retry)
+        this.gateRound++
+        this.gateUntil = Math.max(this.gateUntil, now + wait)
+        this.probing = true
+      }
       this.ready.unshift(rec)
-      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, wait)
+      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, Math.max(0, this.gateUntil - now))
       return
     }
     const delay = backoffDelay(rec.attempts, this.retry)

@@ -51,7 +51,10 @@ describe('universal (spec: Universal message)', () => {
       list: [{ access_token: '' }, { keep: 'me' }],
     })
     expect(platformJson.channelData.ApiToken).toBe('xoxb-SECRET')
-    expect(serializeUniversal({ text: 'hi', userId: 'u', platformJson }, { sendPlatformCredentials: true }).body.platformJson).toBe(platformJson)
+    expect(
+      serializeUniversal({ text: 'hi', userId: 'u', platformJson }, { sendPlatformCredentials: true }).body
+        .platformJson,
+    ).toBe(platformJson)
     const clean = { a: { b: [1, 2] } }
     expect(serializeUniversal({ text: 'hi', userId: 'u', platformJson: clean }).body.platformJson).toBe(clean)
   })

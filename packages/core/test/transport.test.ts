@@ -77,6 +77,24 @@ describe('faults', () => {
     expect(tracker.stats().retried).toBeGreaterThan(0)
   })
 
+  it('after an outage, default policy: one backoff step per round, one probe at a time, quick recovery', async () => {
+    await sink.down()
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, concurrency: 8 })
+    let retries = 0
+    tracker.on('retry', () => retries++)
+    const sent = logMany(tracker, 200)
+    await new Promise((r) => setTimeout(r, 2_500))
+    // Down 2.5 s: the first round's 8 refusals plus one probe per backoff step (~200 ms doubling).
+    expect(retries).toBeLessThanOrEqual(8 + 6)
+    await sink.up()
+    const back = Date.now()
+    await sink.waitFor(1, 10_000)
+    // The pending backoff step is at most ~3.2 s at this point (the older code waited 15–30 s).
+    expect(Date.now() - back).toBeLessThan(4_000)
+    expect((await tracker.flush(20_000)).delivered).toBe(true)
+    expect(ids()).toEqual(sent)
+  })
+
   it('10 % 500s, 429 with Retry-After, 5 % connection resets, all at once: 100 % delivered, each once', async () => {
     sink.faults.error500 = 0.1
     sink.faults.error429 = 0.05
