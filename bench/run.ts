@@ -78,11 +78,19 @@ async function throughputTracker(url: string) {
   const tracker = createTracker({ apiKey: 'bench-key', baseUrl: url, maxQueueSize: N, concurrency: CONCURRENCY })
   const t0 = performance.now()
   for (let i = 0; i < N; i++) tracker.universal.logIncoming(message(i))
+  // Delivery starts on the next event-loop turn, after this loop: the two phases don't overlap.
+  const t1 = performance.now()
   const result = await tracker.flush(120_000)
-  const ms = performance.now() - t0
+  const t2 = performance.now()
   await tracker.close()
   if (!result.delivered) throw new Error(`tracker did not deliver: ${JSON.stringify(result)}`)
-  return { records: N, ms: Math.round(ms), perSec: Math.round((N / ms) * 1000) }
+  return {
+    records: N,
+    ms: Math.round(t2 - t0),
+    perSec: Math.round((N / (t2 - t0)) * 1000),
+    logMs: Math.round(t1 - t0),
+    deliveryPerSec: Math.round((N / (t2 - t1)) * 1000),
+  }
 }
 
 async function throughputRaw(url: string) {
@@ -160,16 +168,21 @@ try {
       pairs.push({ tracked, raw: await throughputRaw(sink.url) })
     }
   }
-  pairs.sort((a, b) => a.tracked.perSec / a.raw.perSec - b.tracked.perSec / b.raw.perSec)
-  const { raw, tracked } = pairs[Math.floor(pairs.length / 2)] as (typeof pairs)[number]
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
   const pairRatios = pairs.map((p) => +(p.tracked.perSec / p.raw.perSec).toFixed(3))
+  const deliveryRatios = pairs.map((p) => +(p.tracked.deliveryPerSec / p.raw.perSec).toFixed(3))
+  const mid = pairs[pairRatios.indexOf(median(pairRatios))] as (typeof pairs)[number]
+  const { raw, tracked } = mid
   const results = {
     node: process.version,
     hot_path: { ...hot, target_p50_us: 5 },
     throughput: {
       tracker: tracked,
       raw_undici: raw,
-      ratio: +(tracked.perSec / raw.perSec).toFixed(3),
+      ratio: median(pairRatios),
+      pair_ratios: pairRatios,
+      delivery_ratio: median(deliveryRatios),
+      delivery_pair_ratios: deliveryRatios,
       target_ratio: 0.9,
       concurrency: CONCURRENCY,
     },
@@ -180,8 +193,10 @@ try {
     'hot path p99 (µs)': { value: hot.p99_us, target: '' },
     'tracker records/s': { value: tracked.perSec, target: '' },
     'raw undici records/s': { value: raw.perSec, target: '' },
-    'throughput ratio (median of pairs)': { value: results.throughput.ratio, target: '≥ 0.9' },
-    'ratio of each pair': { value: pairRatios.join(' '), target: '' },
+    'ratio, end to end incl. logging (median)': { value: results.throughput.ratio, target: '≥ 0.9' },
+    '  each pair': { value: pairRatios.join(' '), target: '' },
+    'ratio, delivery only (median)': { value: results.throughput.delivery_ratio, target: '≥ 0.9' },
+    '  each pair ': { value: deliveryRatios.join(' '), target: '' },
     'RSS growth, 100k logged while down (MB)': { value: memory.rss_growth_mb, target: 'bounded by queue' },
     'heap held by the full queue after GC (MB)': { value: memory.heap_held_mb, target: '' },
     'dropped (queue full)': { value: memory.dropped_queue_full, target: '90 000' },

@@ -321,7 +321,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
       {
         onSent: (meta, status) => {
           if (this.opts.debug) this.logger.log(`[convotrack] delivered ${meta.platform}/${meta.type} (${status})`)
-          this.safeEmit('sent', info(meta, true), status)
+          if (this.listenerCount('sent') > 0) this.safeEmit('sent', info(meta, true), status)
         },
         onFailed: (error, meta) => this.lose(error, meta, undefined),
         onRetry: (error, meta, delay) => {
