@@ -10,10 +10,21 @@ import { join } from 'node:path'
 const root = process.cwd()
 const work = mkdtempSync(join(tmpdir(), 'convotrack-size-'))
 const tarballs = join(work, 'tarballs')
-const pnpm = process.env.npm_execpath?.includes('pnpm') ? [process.execPath, process.env.npm_execpath] : ['npx', '-y', 'pnpm@10.34.9']
+const pnpm = process.env.npm_execpath?.includes('pnpm')
+  ? [process.execPath, process.env.npm_execpath]
+  : ['npx', '-y', 'pnpm@10.34.9']
 const names = readdirSync('packages')
-for (const p of names) execFileSync(pnpm[0], [...pnpm.slice(1), 'pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', p), stdio: 'pipe' })
-const tgz = Object.fromEntries(readdirSync(tarballs).map((f) => [f.replace(/^convotrack-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, ''), join(tarballs, f)]))
+for (const p of names)
+  execFileSync(pnpm[0], [...pnpm.slice(1), 'pack', '--pack-destination', tarballs], {
+    cwd: join(root, 'packages', p),
+    stdio: 'pipe',
+  })
+const tgz = Object.fromEntries(
+  readdirSync(tarballs).map((f) => [
+    f.replace(/^convotrack-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, ''),
+    join(tarballs, f),
+  ]),
+)
 
 function du(dir) {
   let bytes = 0
@@ -45,14 +56,25 @@ function countPackages(dir) {
 const rows = []
 for (const p of names) {
   const manifest = JSON.parse(readFileSync(join(root, 'packages', p, 'package.json'), 'utf8'))
-  const internal = Object.keys(manifest.dependencies ?? {}).filter((d) => d.startsWith('@convotrack/')).map((d) => d.slice(12))
+  const internal = Object.keys(manifest.dependencies ?? {})
+    .filter((d) => d.startsWith('@convotrack/'))
+    .map((d) => d.slice(12))
   const dir = mkdtempSync(join(work, `${p}-`))
   const deps = Object.fromEntries([p, ...internal].map((n) => [`@convotrack/${n}`, `file:${tgz[n]}`]))
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'size', private: true, dependencies: deps }))
-  execFileSync('npm', ['install', '--omit=dev', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'pipe' })
+  execFileSync(
+    'npm',
+    ['install', '--omit=dev', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+    { cwd: dir, stdio: 'pipe' },
+  )
   const modules = join(dir, 'node_modules')
   const count = countPackages(modules)
-  rows.push({ package: manifest.name, packed_kb: +(statSync(tgz[p]).size / 1024).toFixed(1), install_mb: +(du(modules) / 2 ** 20).toFixed(2), packages: count })
+  rows.push({
+    package: manifest.name,
+    packed_kb: +(statSync(tgz[p]).size / 1024).toFixed(1),
+    install_mb: +(du(modules) / 2 ** 20).toFixed(2),
+    packages: count,
+  })
 }
 rmSync(work, { recursive: true, force: true })
 console.log('| package | tarball | installed with production deps (no peers) | packages installed |')
