@@ -1,14 +1,8 @@
-/** Runs the universal example against the local collector: `pnpm --filter @convotrack/example-universal start`. */
+/**
+ * Runs the universal chat example against a tracking service (the local collector by default):
+ *   CONVOTRACK_URL=http://127.0.0.1:8787 CONVOTRACK_API_KEY=demo-key pnpm --filter @convotrack/example-universal start
+ */
+import { runExample } from '../../run-example'
 import { startExampleBot } from './bot'
 
-const bot = await startExampleBot({
-  trackingUrl: process.env.CONVOTRACK_URL ?? 'http://127.0.0.1:8787',
-  apiKey: process.env.CONVOTRACK_API_KEY ?? 'demo-key',
-  webhookSecret: process.env.CONVOTRACK_WEBHOOK_SECRET,
-  verbose: true,
-})
-if (bot.pauseWebhookUrl) console.log(`pause webhook: ${bot.pauseWebhookUrl}`)
-await bot.converse()
-await bot.close()
-const stats = bot.tracker.stats()
-console.log(`tracking: ${stats.sent} records delivered, ${stats.failed} failed, ${stats.dropped} dropped`)
+await runExample('universal chat', startExampleBot)
