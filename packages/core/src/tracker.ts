@@ -134,7 +134,7 @@ export interface FlushResult {
 
 /** Snapshot of the tracker's counters. */
 export interface TrackerStats extends TransportStats {
-  /** Records skipped by the ignore list. */
+  /** Records not sent on purpose: the ignore list, or nothing left to send (Messenger echoes and receipts, the bot's own DMs). */
   ignored: number
   /** Records rejected as invalid at the call. */
   invalid: number
