@@ -545,7 +545,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
         }
         body = toWireJson(redacted, `${platform} ${type} (after redact)`)
       }
-      if (this.enqueue(platform, type, v, rec.userId, body)) queued = true
+      if (this.enqueue(platform, type, v, rec.userId, body, rec.conversation)) queued = true
     }
     return queued
   }
@@ -556,8 +556,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
     v: ApiVersion,
     userId: string | undefined,
     body: string,
+    conversation?: string,
   ): boolean {
-    const meta: RecordMeta = { platform, type, userId, body }
+    const meta: RecordMeta = { platform, type, userId, body, conversation }
     if (this.sink) {
       this.sink({ platform, type, userId, v, body })
       return true

@@ -24,6 +24,8 @@ export interface RecordMeta {
   userId: string | undefined
   /** The JSON body as it is (or was to be) sent. */
   body: string
+  /** Delivery order is kept per conversation: this key, else the user. */
+  conversation?: string | undefined
 }
 
 /** A record waiting to be delivered. */
@@ -32,6 +34,8 @@ interface Pending extends RecordMeta {
   attempts: number
   /** The gate round the last attempt was sent in (see `gateRound`). */
   round: number
+  /** Its ordering lane: the platform and conversation (else user), so they arrive in order. */
+  lane: string
 }
 
 /** Counters of the transport; see `tracker.stats()`. */
@@ -75,10 +79,21 @@ export interface TransportOptions {
  * a down service costs one probe per backoff step, not one failed request per record.
  */
 export class Transport {
-  private readonly queue: Pending[] = []
-  private head = 0
-  /** Records whose retry delay has passed: sent before the queue. */
-  private readonly ready: Pending[] = []
+  /**
+   * Records waiting, one FIFO lane per conversation (else per user): its records go out in
+   * order, one at a time (the service orders a transcript by arrival), while different
+   * conversations go in parallel.
+   */
+  private readonly lanes = new Map<string, Pending[]>()
+  /** Lanes with a record to send and none in flight or waiting out a retry, in turn order. */
+  private readonly runnable: string[] = []
+  private runHead = 0
+  /** Lanes whose record came back from a failed attempt: served before the others. */
+  private readonly returning: string[] = []
+  /** Lanes with a record in flight or waiting out a retry. */
+  private readonly busy = new Set<string>()
+  private waiting = 0
+  private anonymous = 0
   private inFlight = 0
   private retrying = 0
   private pumpScheduled = false
@@ -126,7 +141,7 @@ export class Transport {
 
   /** Records handed over and not yet delivered or failed. */
   get pending(): number {
-    return this.queue.length - this.head + this.ready.length + this.retrying + this.inFlight
+    return this.waiting + this.retrying + this.inFlight
   }
 
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
@@ -138,7 +153,9 @@ export class Transport {
   enqueue(path: string, meta: RecordMeta): boolean {
     if (this.pending >= this.opts.maxQueueSize) return false
     // Every field up front: one object shape for every record.
-    this.queue.push({
+    const key = meta.conversation ?? meta.userId
+    const lane = key === undefined ? `#${this.anonymous++}` : `${meta.platform}:${key}`
+    this.toLane({
       platform: meta.platform,
       type: meta.type,
       userId: meta.userId,
@@ -146,6 +163,7 @@ export class Transport {
       path,
       attempts: 0,
       round: 0,
+      lane,
     })
     this.schedulePump()
     return true
@@ -153,7 +171,7 @@ export class Transport {
 
   stats(): TransportStats {
     return {
-      queued: this.queue.length - this.head + this.ready.length + this.retrying,
+      queued: this.waiting + this.retrying,
       inFlight: this.inFlight,
       retrying: this.retrying,
       sent: this.counters.sent,
@@ -197,12 +215,16 @@ export class Transport {
    */
   async destroy(): Promise<RecordMeta[]> {
     this.destroyed = true
-    const left: RecordMeta[] = [...this.ready.splice(0), ...this.queue.splice(this.head), ...this.retryTimers.values()]
+    const left: RecordMeta[] = [...[...this.lanes.values()].flat(), ...this.retryTimers.values()]
     for (const t of this.retryTimers.keys()) clearTimeout(t)
     this.retryTimers.clear()
     this.retrying = 0
-    this.queue.length = 0
-    this.head = 0
+    this.lanes.clear()
+    this.runnable.length = 0
+    this.runHead = 0
+    this.returning.length = 0
+    this.busy.clear()
+    this.waiting = 0
     if (this.gateTimer) clearTimeout(this.gateTimer)
     if (this.sweeper) clearInterval(this.sweeper)
     this.sweeper = undefined
@@ -288,17 +310,54 @@ export class Transport {
     }
     const limit = this.probing ? 1 : this.opts.concurrency
     while (this.inFlight < limit) {
-      const next = this.ready.shift() ?? this.queue[this.head]
-      if (!next) break
-      if (next === this.queue[this.head]) {
-        this.queue[this.head] = undefined as unknown as Pending
-        this.head++
-      }
+      const key = this.returning.shift() ?? this.runnable[this.runHead++]
+      if (key === undefined) break
+      const lane = this.lanes.get(key) as Pending[]
+      const next = lane.shift() as Pending
+      if (lane.length === 0) this.lanes.delete(key)
+      this.waiting--
+      this.busy.add(key)
       void this.send(next)
     }
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head)
-      this.head = 0
+    if (this.runHead >= this.runnable.length) {
+      this.runnable.length = 0
+      this.runHead = 0
+    } else if (this.runHead > 1024 && this.runHead * 2 > this.runnable.length) {
+      this.runnable.splice(0, this.runHead)
+      this.runHead = 0
+    }
+  }
+
+  /** Queues a new record at the end of its lane; a lane that was empty and idle becomes runnable. */
+  private toLane(rec: Pending): void {
+    let lane = this.lanes.get(rec.lane)
+    if (!lane) {
+      lane = []
+      this.lanes.set(rec.lane, lane)
+      if (!this.busy.has(rec.lane)) this.runnable.push(rec.lane)
+    }
+    lane.push(rec)
+    this.waiting++
+  }
+
+  /**
+   * A lane's record is done: sent or failed for good (the lane's next record may go), or back
+   * for another attempt (first in its lane, and its lane served first). A busy lane is in
+   * neither list, so it is listed exactly once here.
+   */
+  private release(rec: Pending, back: boolean): void {
+    this.busy.delete(rec.lane)
+    if (back) {
+      let lane = this.lanes.get(rec.lane)
+      if (!lane) {
+        lane = []
+        this.lanes.set(rec.lane, lane)
+      }
+      lane.unshift(rec)
+      this.waiting++
+      this.returning.push(rec.lane)
+    } else if (this.lanes.has(rec.lane)) {
+      this.runnable.push(rec.lane)
     }
   }
 
@@ -343,6 +402,7 @@ export class Transport {
       this.connectFailures = 0
       this.probing = false
       this.counters.sent++
+      this.release(rec, false)
       this.hooks.onSent(rec, outcome.status)
     } else {
       this.handleFailure(rec, outcome)
@@ -363,6 +423,7 @@ export class Transport {
     const retryable = status === undefined || isRetryableStatus(status)
     if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
       this.counters.failed++
+      this.release(rec, false)
       this.hooks.onFailed(this.toError(f, rec.attempts, retryable), rec)
       return
     }
@@ -381,7 +442,7 @@ export class Transport {
         this.gateUntil = Math.max(this.gateUntil, now + wait)
         this.probing = true
       }
-      this.ready.unshift(rec)
+      this.release(rec, true)
       this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, Math.max(0, this.gateUntil - now))
       return
     }
@@ -390,7 +451,7 @@ export class Transport {
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer)
       this.retrying--
-      this.ready.push(rec)
+      this.release(rec, true)
       this.pump()
     }, delay)
     if (this.waiters.size === 0) timer.unref()

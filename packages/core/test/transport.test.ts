@@ -188,6 +188,23 @@ describe('faults', () => {
   })
 })
 
+describe('order', () => {
+  it('each user’s records arrive in the order they were logged, through 500s, resets and retries; users go in parallel', async () => {
+    sink.faults.error500 = 0.15
+    sink.faults.reset = 0.05
+    sink.faults.latencyMs = 2
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, retry: fast })
+    for (let n = 0; n < 30; n++)
+      for (let u = 0; u < 20; u++) tracker.universal.logIncoming({ text: String(n), userId: `u${u}` })
+    expect((await tracker.flush(30_000)).delivered).toBe(true)
+    const byUser = new Map<string, number[]>()
+    for (const r of sink.records) byUser.set(r.body.userId, [...(byUser.get(r.body.userId) ?? []), Number(r.body.text)])
+    expect(byUser.size).toBe(20)
+    for (const seq of byUser.values()) expect(seq).toEqual(Array.from({ length: 30 }, (_, n) => n))
+    expect(tracker.stats().retried).toBeGreaterThan(20)
+  })
+})
+
 describe('queue bound', () => {
   it('overflow drops are counted exactly, by reason, and reported', async () => {
     await sink.down()

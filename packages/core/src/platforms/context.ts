@@ -21,6 +21,11 @@ export interface WireRecord {
   body: JsonObject
   /** The human user's id, when the shape has one. */
   userId: string | undefined
+  /**
+   * The conversation it belongs to, when that is not just the user (a Slack channel, a Kik
+   * chat, a universal `conversationId`): records of one conversation are delivered in order.
+   */
+  conversation?: string | undefined
 }
 
 /** NotHandled intent exactly as the spec writes it: `{name: NotHandled}` with no inputs. */

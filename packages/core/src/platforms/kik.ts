@@ -28,5 +28,5 @@ export function serializeKik(
   if (ctx.intent) body.intent = ctx.intent
   const user = mergeUserJson(ctx.platformUserJson, r.platformUserJson)
   if (user) body.platformUserJson = user
-  return { body, userId }
+  return { body, userId, conversation: typeof message.chatId === 'string' ? message.chatId : undefined }
 }

@@ -28,5 +28,5 @@ export function serializeSlack(
   const user = mergeUserJson(ctx.platformUserJson, r.platformUserJson)
   if (user) body.platformUserJson = user
   const userId = direction === 'incoming' && typeof message.user === 'string' ? message.user : channel
-  return { body, userId }
+  return { body, userId, conversation: channel }
 }

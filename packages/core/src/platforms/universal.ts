@@ -62,5 +62,5 @@ export function serializeUniversal(msg: UniversalMessage, ctx: SerializeContext 
   if (ctx.intent) body.intent = ctx.intent
   const user = mergeUserJson(ctx.platformUserJson, m.platformUserJson)
   if (user) body.platformUserJson = user
-  return { body, userId: m.userId }
+  return { body, userId: m.userId, conversation: m.conversationId }
 }
