@@ -150,7 +150,9 @@ describe('read API', () => {
   it('raw JSON on demand: GET /api/records/:id', async () => {
     // Different users' records may arrive in any order: look the event up by its user.
     const messages = await get('messages?bot=shop')
-    const m = messages.find((x: { userId?: string; thread?: string; eventType?: string }) => (x.userId ?? x.thread) === 'cy')
+    const m = messages.find(
+      (x: { userId?: string; thread?: string; eventType?: string }) => (x.userId ?? x.thread) === 'cy',
+    )
     const record = await get(`records/${m.recordId}`)
     expect(record).toMatchObject({ id: m.recordId, bot: 'shop', platform: 'generic', type: 'event', v: '11.1.0-rest' })
     expect(record.raw).toEqual({ type: 'referralEvent', name: 'ref', userId: 'cy', source: 'WEB' })
