@@ -1,26 +1,8 @@
 /** Plain node:http plumbing for the example: servers on 127.0.0.1, bodies, botbuilder's Request/Response. */
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type http from 'node:http'
 import type { Request, Response } from 'botbuilder'
 
-export interface Served {
-  url: string
-  close(): Promise<void>
-}
-
-export async function serve(handler: http.RequestListener): Promise<Served> {
-  const server = http.createServer(handler)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
-}
+export { type Served, serve } from '../../serve'
 
 export function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {

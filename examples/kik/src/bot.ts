@@ -4,14 +4,13 @@
  * cannot be reached from here, is answered by a nock stand-in that records what the bot sent.
  */
 import { createHmac } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { createTracker } from '@convotrack/core'
 import { pauseReceiver } from '@convotrack/express'
 import { kikTracking } from '@convotrack/kik'
 import Bot from '@kikinteractive/kik'
 import nock from 'nock'
 import type { ExampleBot, ExampleBotOptions } from '../../contract'
+import { type Served, serve } from '../../serve'
 
 const USERNAME = 'convotrack.shop'
 /** A Kik API key has the shape of a UUID; this one is the example's own. */
@@ -77,18 +76,16 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
     replying.set(incoming.id ?? '', incoming.reply(reply))
   })
 
-  const webhook = await listen(http.createServer(bot.incoming()))
+  const webhook = await serve(bot.incoming())
 
-  let pause: Awaited<ReturnType<typeof listen>> | undefined
+  let pause: Served | undefined
   if (options.webhookSecret) {
     const receive = pauseReceiver({ store: tracker.pauses, secret: options.webhookSecret })
-    pause = await listen(
-      http.createServer((req, res) => {
-        if (req.method === 'POST' && req.url === '/convotrack/pause') return void receive(req, res)
-        res.statusCode = 404
-        res.end()
-      }),
-    )
+    pause = await serve((req, res) => {
+      if (req.method === 'POST' && req.url === '/convotrack/pause') return void receive(req, res)
+      res.statusCode = 404
+      res.end()
+    })
   }
 
   /** Resolves once the tracker has dealt with the incoming record of message `id` (delivered or failed). */
@@ -171,21 +168,5 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
       await pause?.close()
       nock.removeInterceptor(kikApi)
     },
-  }
-}
-
-async function listen(server: http.Server): Promise<{ url: string; close(): Promise<void> }> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
   }
 }

@@ -3,12 +3,12 @@
  * middleware for incoming events, the tracked Send API for replies, pause through the
  * @convotrack/express receiver. `say()` posts real webhook bodies to the real app.
  */
-import type { AddressInfo } from 'node:net'
 import { createTracker, type MessengerWebhookBody } from '@convotrack/core'
 import { pauseReceiver } from '@convotrack/express'
 import { MessengerSendError, messengerWebhook, trackedSendApi } from '@convotrack/messenger'
 import express from 'express'
 import type { ExampleBot, ExampleBotOptions } from '../../contract'
+import { type Served, serve } from '../../serve'
 import { startGraphApiStandIn } from './graph-api-stand-in'
 
 const PAGE_ID = '104857600000001'
@@ -44,13 +44,13 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
       next(error)
     }
   })
-  const server = await listen(app)
+  const server = await serve(app)
 
-  let pauseServer: Awaited<ReturnType<typeof listen>> | undefined
+  let pauseServer: Served | undefined
   if (options.webhookSecret) {
     const pauseApp = express() // no express.json(): the receiver verifies the raw bytes
     pauseApp.post('/convotrack/pause', pauseReceiver({ store: tracker.pauses, secret: options.webhookSecret }))
-    pauseServer = await listen(pauseApp)
+    pauseServer = await serve(pauseApp)
   }
 
   /** The bot itself: one messaging item at a time. */
@@ -145,22 +145,5 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
       await pauseServer?.close()
       await graph.close()
     },
-  }
-}
-
-async function listen(app: express.Express): Promise<{ url: string; close(): Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
-  })
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
   }
 }
