@@ -1,6 +1,7 @@
-import { generateWebhookSecret, signPauseWebhook } from '@convotrack/core'
+import { generateWebhookSecret } from '@convotrack/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
+import { postSignedWebhook } from '../../test-support'
 import { alexaUserIdFor, startExampleBot } from '../src/bot'
 
 let sink: Sink
@@ -84,11 +85,9 @@ describe('examples/alexa', () => {
     try {
       expect(bot.pauseWebhookUrl).toBeDefined()
       const pause = async (paused: boolean) => {
-        const body = JSON.stringify({ userId: alexaUserIdFor('carol'), paused })
-        const res = await fetch(bot.pauseWebhookUrl as string, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...signPauseWebhook({ secret, body }) },
-          body,
+        const res = await postSignedWebhook(bot.pauseWebhookUrl as string, secret, {
+          userId: alexaUserIdFor('carol'),
+          paused,
         })
         expect(res.status).toBe(200)
       }

@@ -1,6 +1,7 @@
-import { generateWebhookSecret, signPauseWebhook } from '@convotrack/core'
+import { generateWebhookSecret } from '@convotrack/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
+import { postSignedWebhook } from '../../test-support'
 import { startExampleBot } from '../src/bot'
 
 let sink: Sink
@@ -54,12 +55,7 @@ describe('examples/botbuilder (CloudAdapter over HTTP)', () => {
     const secret = generateWebhookSecret()
     const bot = await startExampleBot({ trackingUrl: sink.url, apiKey: 'demo-key', webhookSecret: secret })
     const pause = async (paused: boolean) => {
-      const body = JSON.stringify({ userId: 'PSID_ADA', paused })
-      const res = await fetch(bot.pauseWebhookUrl!, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...signPauseWebhook({ secret, body }) },
-        body,
-      })
+      const res = await postSignedWebhook(bot.pauseWebhookUrl as string, secret, { userId: 'PSID_ADA', paused })
       expect(res.status).toBe(200)
     }
     await pause(true)

@@ -1,6 +1,7 @@
-import { generateWebhookSecret, signPauseWebhook } from '@convotrack/core'
+import { generateWebhookSecret } from '@convotrack/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
+import { postSignedWebhook } from '../../test-support'
 import { startExampleBot } from '../src/bot'
 
 let sink: Sink
@@ -8,15 +9,6 @@ beforeEach(async () => {
   sink = await startSink()
 })
 afterEach(() => sink.close())
-
-function signedPost(url: string, secret: string, payload: object) {
-  const body = JSON.stringify(payload)
-  return fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...signPauseWebhook({ secret, body }) },
-    body,
-  })
-}
 
 describe('examples/universal', () => {
   it('converse() delivers universal records: intents, NotHandled, user metadata, events', async () => {
@@ -70,20 +62,22 @@ describe('examples/universal', () => {
     const bot = await startExampleBot({ trackingUrl: sink.url, apiKey: 'demo-key', webhookSecret: secret })
     expect(bot.pauseWebhookUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/convotrack\/pause$/)
     const url = bot.pauseWebhookUrl as string
-    expect((await signedPost(url, secret, { userId: 'web-ada', paused: true })).status).toBe(200)
+    expect((await postSignedWebhook(url, secret, { userId: 'web-ada', paused: true })).status).toBe(200)
     expect(await bot.say('web-ada', 'hello?')).toEqual([])
     expect(await bot.say('web-grace', 'hello')).toEqual(['Hello! How can I help?'])
     // forged: refused, still paused
-    const forged = await signedPost(url, generateWebhookSecret(), { userId: 'web-ada', paused: false })
+    const forged = await postSignedWebhook(url, generateWebhookSecret(), { userId: 'web-ada', paused: false })
     expect(forged.status).toBe(401)
     expect(await bot.say('web-ada', 'hello?')).toEqual([])
 
     const messageUrl = url.replace('/convotrack/pause', '/convotrack/message')
-    expect((await signedPost(messageUrl, secret, { userId: 'web-ada', text: 'Hi Ada, Sam here.' })).status).toBe(200)
+    expect((await postSignedWebhook(messageUrl, secret, { userId: 'web-ada', text: 'Hi Ada, Sam here.' })).status).toBe(
+      200,
+    )
     const inbox = await fetch(url.replace('/convotrack/pause', '/chat/web-ada/inbox'))
     expect(await inbox.json()).toEqual({ messages: ['Hi Ada, Sam here.'] })
 
-    expect((await signedPost(url, secret, { userId: 'web-ada', paused: false })).status).toBe(200)
+    expect((await postSignedWebhook(url, secret, { userId: 'web-ada', paused: false })).status).toBe(200)
     expect(await bot.say('web-ada', 'hello again')).toEqual(['Hello! How can I help?'])
     await bot.close()
 
