@@ -23,25 +23,36 @@ describe('examples/slack', () => {
     }
     const slack = sink.records.filter((r) => r.platform === 'slack')
     expect(slack.every((r) => r.apiKey === 'demo-key' && r.v === '11.1.0-rest')).toBe(true)
-    const incoming = slack.filter((r) => r.type === 'incoming').map((r) => r.body.message.text)
-    expect(incoming).toEqual([
-      'hello',
-      '👍 Good bot',
-      'what is the weather in Paris?',
-      'sing me a song about turnips',
-      'hey there',
-      'weather',
-    ])
+    // Delivery keeps order within each channel; different channels' records may interleave.
+    const byChannel = new Map<string, string[]>()
+    for (const r of slack) {
+      const key = `${r.body.message.channel}`
+      byChannel.set(key, [...(byChannel.get(key) ?? []), `${r.type}: ${r.body.message.text}`])
+    }
+    const flat = [...byChannel.values()].flat()
+    expect(flat.filter((l) => l.startsWith('incoming')).sort()).toEqual(
+      ['hello', '👍 Good bot', 'what is the weather in Paris?', 'sing me a song about turnips', 'hey there', 'weather']
+        .map((t) => `incoming: ${t}`)
+        .sort(),
+    )
+    // Each conversation reads in order: every reply follows the message it answers.
+    for (const lines of byChannel.values()) {
+      lines.forEach((line, i) => {
+        if (line.startsWith('outgoing')) expect(lines[i - 1]).toMatch(/^incoming/)
+      })
+    }
     const outgoing = slack.filter((r) => r.type === 'outgoing')
-    expect(outgoing.map((r) => r.body.message.text)).toEqual([
-      'Hello! Ask me about the weather, or rate me.',
-      'Thanks, glad to help!',
-      'It is sunny in Paris, 21°C.',
-      "Sorry, I didn't get that. Try 'weather in Paris'.",
-      'Hello! Ask me about the weather, or rate me.',
-      'It is sunny in London, 21°C.',
-    ])
-    expect(outgoing[2]?.body.intent).toEqual({
+    expect(outgoing.map((r) => r.body.message.text).sort()).toEqual(
+      [
+        'Hello! Ask me about the weather, or rate me.',
+        'Thanks, glad to help!',
+        'It is sunny in Paris, 21°C.',
+        "Sorry, I didn't get that. Try 'weather in Paris'.",
+        'Hello! Ask me about the weather, or rate me.',
+        'It is sunny in London, 21°C.',
+      ].sort(),
+    )
+    expect(outgoing.find((r) => r.body.message.text === 'It is sunny in Paris, 21°C.')?.body.intent).toEqual({
       name: 'weather.report',
       inputs: [{ name: 'city', value: 'Paris' }],
       confidence: 0.92,
@@ -49,8 +60,9 @@ describe('examples/slack', () => {
     expect(slack.find((r) => r.body.message.text === 'sing me a song about turnips')?.body.intent).toEqual({
       name: 'NotHandled',
     })
-    expect(slack[0]?.body.platformUserJson).toEqual({ firstName: 'Ann', locale: 'en_GB', plan: 'trial' })
-    expect(slack[0]?.body.team).toEqual({ id: 'T0EXAMPLE', name: 'Example Workspace' })
+    const first = slack.find((r) => r.body.message.text === 'hello')
+    expect(first?.body.platformUserJson).toEqual({ firstName: 'Ann', locale: 'en_GB', plan: 'trial' })
+    expect(first?.body.team).toEqual({ id: 'T0EXAMPLE', name: 'Example Workspace' })
     expect(sink.records.filter((r) => r.type === 'event').map((r) => r.body.name)).toEqual([
       'weather-asked',
       'weather-asked',
