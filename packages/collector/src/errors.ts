@@ -11,6 +11,7 @@ export type CollectorErrorCode =
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'invalid_json'
+  | 'invalid_batch'
   | 'missing_field'
   | 'invalid_field'
   | 'misplaced_intent'
@@ -21,6 +22,7 @@ export type CollectorErrorCode =
   | 'webhook_failed'
   | 'invalid_request'
   | 'internal_error'
+  | 'store_unavailable'
 
 /**
  * A request the collector refuses, with the HTTP status and the JSON error body it answers.

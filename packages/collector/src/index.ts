@@ -8,6 +8,7 @@ export { normalizeRecord } from './normalize'
 export type { BotConfig, CollectorOptions, MessengerPageConfig, WebhookRetryOptions } from './options'
 export { SqliteRecordStore } from './sqlite-store'
 export type {
+  AddResult,
   ConversationSummary,
   EventsReport,
   IncomingRecord,
@@ -21,6 +22,14 @@ export type {
   StoredRecord,
   TimelineBucket,
 } from './store'
+export {
+  BATCH_HEADER,
+  type BatchAnswer,
+  type BatchLimits,
+  type BatchResult,
+  batchAdvertisement,
+  DEFAULT_BATCH_LIMITS,
+} from './track-batch-route'
 export {
   API_VERSIONS,
   PLATFORMS,

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import type { NormalizedMessage } from './normalize'
 import type { MessengerPageConfig } from './options'
 import type {
+  AddResult,
   ConversationSummary,
   EventsReport,
   IncomingRecord,
@@ -126,8 +127,20 @@ function toMessage(row: MessageRow): StoredMessage {
 interface PendingAdd {
   record: IncomingRecord
   messages: NormalizedMessage[]
-  resolve: (result: { id: number; messages: StoredMessage[] }) => void
+  resolve: (result: AddResult) => void
   reject: (error: unknown) => void
+}
+
+/**
+ * Idempotency keys (added after the first release): a column and a unique index per bot, added
+ * to older database files when they are opened.
+ */
+function migrateIdempotency(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(records)').all() as Array<{ name: string }>
+  if (!columns.some((c) => c.name === 'idempotency_key')) db.exec('ALTER TABLE records ADD COLUMN idempotency_key TEXT')
+  db.exec(
+    'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
+  )
 }
 
 const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
@@ -144,11 +157,11 @@ export class SqliteRecordStore implements RecordStore {
   private readonly cache = new Map<string, Database.Statement>()
   private readonly insertRecord: Database.Statement
   private readonly insertMessage: Database.Statement
-  private readonly addTx: (
-    record: IncomingRecord,
-    messages: NormalizedMessage[],
-  ) => { id: number; messages: StoredMessage[] }
-  private readonly addBatchTx: (batch: PendingAdd[]) => Array<{ id: number; messages: StoredMessage[] }>
+  private readonly findKey: Database.Statement
+  private readonly addTx: (record: IncomingRecord, messages: NormalizedMessage[]) => AddResult
+  private readonly addBatchTx: (
+    batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
+  ) => AddResult[]
   private pending: PendingAdd[] = []
 
   /** @param file SQLite file path, or `:memory:`. */
@@ -159,19 +172,33 @@ export class SqliteRecordStore implements RecordStore {
       this.db.pragma('synchronous = NORMAL')
     }
     this.db.exec(SCHEMA)
+    migrateIdempotency(this.db)
+    // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = this.db.prepare(
-      'INSERT INTO records (bot, platform, type, v, received_at, raw) VALUES (@bot, @platform, @type, @v, @receivedAt, @raw)',
+      `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key)
+       VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)
+       ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
+    this.findKey = this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?').pluck()
     this.insertMessage = this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
        buttons, images, user_json, event_type, event_name, amount, ts)
       VALUES (@recordId, @bot, @platform, @direction, @userId, @conversationId, @thread, @sessionId, @text, @intent, @confidence,
        @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`)
-    const insertOne = (
-      record: IncomingRecord,
-      messages: NormalizedMessage[],
-    ): { id: number; messages: StoredMessage[] } => {
-      const id = Number(this.insertRecord.run(record).lastInsertRowid)
+    const insertOne = (record: IncomingRecord, messages: NormalizedMessage[]): AddResult => {
+      const key = record.idempotencyKey ?? null
+      const inserted = this.insertRecord.run({
+        bot: record.bot,
+        platform: record.platform,
+        type: record.type,
+        v: record.v,
+        receivedAt: record.receivedAt,
+        raw: record.raw,
+        idempotencyKey: key,
+      })
+      if (inserted.changes === 0)
+        return { id: Number(this.findKey.get(record.bot, key)), duplicate: true, messages: [] }
+      const id = Number(inserted.lastInsertRowid)
       const stored = messages.map((m): StoredMessage => {
         const mid = Number(
           this.insertMessage.run({
@@ -197,11 +224,12 @@ export class SqliteRecordStore implements RecordStore {
         )
         return { ...m, id: mid, recordId: id, bot: record.bot, ts: record.receivedAt }
       })
-      return { id, messages: stored }
+      return { id, duplicate: false, messages: stored }
     }
     this.addTx = this.db.transaction(insertOne)
-    this.addBatchTx = this.db.transaction((batch: PendingAdd[]) =>
-      batch.map((item) => insertOne(item.record, item.messages)),
+    this.addBatchTx = this.db.transaction(
+      (batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>) =>
+        batch.map((item) => insertOne(item.record, item.messages)),
     )
   }
 
@@ -222,7 +250,7 @@ export class SqliteRecordStore implements RecordStore {
    * Group commit: records arriving in the same turn of the event loop (concurrent requests)
    * share one transaction, so a busy collector commits — and writes the WAL — far less often.
    */
-  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<{ id: number; messages: StoredMessage[] }> {
+  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<AddResult> {
     return new Promise((resolve, reject) => {
       this.pending.push({ record, messages, resolve, reject })
       if (this.pending.length === 1) setImmediate(() => this.commitPending())
@@ -235,7 +263,7 @@ export class SqliteRecordStore implements RecordStore {
     if (batch.length === 0) return
     try {
       const results = this.addBatchTx(batch)
-      for (const [i, item] of batch.entries()) item.resolve(results[i] as { id: number; messages: StoredMessage[] })
+      for (const [i, item] of batch.entries()) item.resolve(results[i] as AddResult)
     } catch {
       // One bad record must not fail the others: retry them one by one.
       for (const item of batch) {
@@ -246,6 +274,15 @@ export class SqliteRecordStore implements RecordStore {
         }
       }
     }
+  }
+
+  /**
+   * One transaction for the whole batch, in order (records of concurrent single adds still
+   * waiting for their group commit are committed first, so arrival order is kept).
+   */
+  async addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]> {
+    this.commitPending()
+    return this.addBatchTx(items)
   }
 
   async record(id: number): Promise<StoredRecord | undefined> {

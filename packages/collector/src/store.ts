@@ -12,6 +12,19 @@ export interface IncomingRecord {
   raw: string
   /** Collector clock, epoch ms. */
   receivedAt: number
+  /**
+   * The sender's per-record id (`Idempotency-Key` header, or a batch record's `idempotencyKey`):
+   * a record whose (bot, key) is already stored is not stored again. Absent: always stored.
+   */
+  idempotencyKey?: string | undefined
+}
+
+/** What storing one record gave: its id, whether it was a repeat, its stored messages (none for a repeat). */
+export interface AddResult {
+  id: number
+  /** The (bot, idempotencyKey) was already stored: `id` is the stored record's, nothing new was stored. */
+  duplicate: boolean
+  messages: StoredMessage[]
 }
 
 /** A stored message as the read API returns it. */
@@ -105,8 +118,20 @@ export interface PauseState {
  * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
  */
 export interface RecordStore {
-  /** Stores a record and its messages atomically; returns the stored messages (with ids). */
-  add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<{ id: number; messages: StoredMessage[] }>
+  /**
+   * Stores a record and its messages atomically; returns the stored messages (with ids). Honours
+   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true` and no messages.
+   */
+  add(
+    record: IncomingRecord,
+    messages: NormalizedMessage[],
+  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean }>
+  /**
+   * Stores records with their messages in ONE transaction, in order. A record whose
+   * (bot, idempotencyKey) is already stored (or appears earlier in `items`) is not stored again:
+   * its result has the stored id, `duplicate: true` and `messages: []`.
+   */
+  addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]>
   /** A record with its raw JSON. */
   record(id: number): Promise<StoredRecord | undefined>
   /** Latest messages, newest last; `afterId` for paging forward. */
