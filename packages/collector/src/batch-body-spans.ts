@@ -50,7 +50,10 @@ class Scanner {
   skipValue(): void {
     const t = this.text
     const c = this.ws()
-    if (c === QUOTE) return this.skipString()
+    if (c === QUOTE) {
+      this.skipString()
+      return
+    }
     if (c === OPEN_OBJ || c === OPEN_ARR) {
       let depth = 0
       while (this.i < t.length) {
@@ -128,7 +131,10 @@ export function batchBodySpans(text: string): Array<[number, number] | undefined
         let span: [number, number] | undefined
         if (s.ws() === OPEN_OBJ)
           s.object((field) => {
-            if (field !== 'body') return s.skipValue()
+            if (field !== 'body') {
+              s.skipValue()
+              return
+            }
             const start = s.i
             s.skipValue()
             span = [start, s.i]
