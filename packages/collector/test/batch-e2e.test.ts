@@ -130,6 +130,9 @@ describe('a collector restart mid-stream', () => {
       const result = await tracker.flush(60_000)
       expect(result).toMatchObject({ delivered: true, failed: 0, dropped: 0 })
       expect(sent.size).toBe(N)
+      // The restart did hit traffic: some requests failed and were sent again.
+      expect(tracker.stats().retried).toBeGreaterThan(0)
+      expect(tracker.stats().batching).toBe(true)
       const raws = await storedRaws(collector)
       for (const body of sent) expect(raws.get(body), body).toBe(1)
       expect(await collector.store.counts()).toEqual({ records: N, messages: N })
@@ -169,7 +172,7 @@ describe('convotrack import into the collector', () => {
         '--quiet',
         '--json',
       ]
-      const child = spawn(process.execPath, ['--import', 'tsx', IMPORT_CLI, file, ...args], {
+      const child = spawn(process.execPath, ['--import', 'tsx', IMPORT_CLI, 'import', file, ...args], {
         cwd: ROOT,
         env: { ...process.env, CONVOTRACK_URL: proxy.url, CONVOTRACK_API_KEY: BOT.apiKey },
         stdio: ['ignore', 'pipe', 'pipe'],
