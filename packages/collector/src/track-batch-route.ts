@@ -168,11 +168,12 @@ export function trackBatchRoute(deps: {
           const span = spans?.[index]
           const raw = span ? text.slice(span[0], span[1]) : JSON.stringify(item.body ?? null)
           if (raw.length * 3 > deps.maxBodyBytes && Buffer.byteLength(raw) > deps.maxBodyBytes)
+            // What `POST /track` answers for this body.
             throw new RequestError(
               413,
               'payload_too_large',
-              `the record's body is larger than the collector accepts for one record (maxBodyBytes ${deps.maxBodyBytes})`,
-              'body',
+              'the body is larger than the collector accepts (maxBodyBytes)',
+              '',
             )
           validateRecord(platform, type, item.body)
           accepted.push({ bot, platform, type, v, raw, body: item.body as Obj, idempotencyKey })

@@ -157,7 +157,7 @@ describe('POST /track/batch: per-record results', () => {
       ['invalid_field', 'idempotencyKey'],
       ['invalid_field', 'idempotencyKey'],
       ['missing_field', ''],
-      ['payload_too_large', 'body'],
+      ['payload_too_large', ''],
       'accepted',
     ])
     expect(res.body).toMatchObject({ accepted: 1, refused: 8 })
