@@ -162,16 +162,9 @@ describe('convotrack import into the collector', () => {
     const collector = await startCollector({ port: 0, db: join(dir, 'import.db'), demoBot: false, bots: [BOT] })
     const proxy = await countingProxy(collector.url)
     try {
-      // The CLI as a user runs it (the bin's source through tsx), as fast as it goes.
-      const args = [
-        '--map',
-        'text=body,userId=author,direction=kind',
-        '--rate',
-        '0',
-        '--no-checkpoint',
-        '--quiet',
-        '--json',
-      ]
+      // The CLI as a user runs it (the bin's source through tsx), with its defaults: the rate
+      // limit (100/s) is lifted once the collector's answers advertise batches.
+      const args = ['--map', 'text=body,userId=author,direction=kind', '--no-checkpoint', '--quiet', '--json']
       const child = spawn(process.execPath, ['--import', 'tsx', IMPORT_CLI, 'import', file, ...args], {
         cwd: ROOT,
         env: { ...process.env, CONVOTRACK_URL: proxy.url, CONVOTRACK_API_KEY: BOT.apiKey },
