@@ -309,7 +309,7 @@ const time = () => new Date().toLocaleTimeString([], { hour12: false })
 async function demoThread(collector: Collector, b: RunningBot): Promise<string | undefined> {
   const userId = demoUser(b.name)
   const recent = await collector.store.recent({ bot: b.name, limit: 200 })
-  return (recent.findLast((m) => m.userId === userId) ?? recent.at(-1))?.thread
+  return ([...recent].reverse().find((m) => m.userId === userId) ?? recent.at(-1))?.thread
 }
 
 /** Pauses the demo user from the collector, checks the bot stays quiet, unpauses, checks it answers. */
