@@ -20,6 +20,7 @@ export type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
+  TranscriptPage,
 } from './store'
 export {
   API_VERSIONS,
