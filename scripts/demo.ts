@@ -72,8 +72,9 @@ class LiveOutput {
   turn(line: string): void {
     if (TTY) {
       const width = process.stdout.columns || 100
-      const plain = line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line
-      process.stdout.write(`\r\x1b[2K${plain}`)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour codes
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, '')
+      process.stdout.write(`\r\x1b[2K${plain.length > width - 1 ? `${plain.slice(0, width - 2)}…` : line}`)
       this.statusShown = true
       return
     }
