@@ -21,6 +21,7 @@ export type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
+  TranscriptPage,
 } from './store'
 export {
   BATCH_HEADER,

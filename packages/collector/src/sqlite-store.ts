@@ -15,6 +15,7 @@ import type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
+  TranscriptPage,
 } from './store'
 
 const SCHEMA = `
@@ -27,6 +28,7 @@ CREATE TABLE IF NOT EXISTS records (
   received_at INTEGER NOT NULL,
   raw TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS records_bot ON records (bot);
 CREATE TABLE IF NOT EXISTS messages (
   id INTEGER PRIMARY KEY,
   record_id INTEGER NOT NULL REFERENCES records(id),
@@ -339,9 +341,14 @@ export class SqliteRecordStore implements RecordStore {
     }))
   }
 
-  async transcript(bot: string, thread: string, limit = 500): Promise<StoredMessage[]> {
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
-    return this.all<MessageRow>(sql, bot, thread, clampLimit(limit, 500)).map(toMessage)
+  async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
+    const limit = clampLimit(options.limit, 500)
+    const before = options.beforeId
+    // Walks the (bot, thread, id) index backwards from the cursor: a page costs `limit` rows however long the thread.
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ${before !== undefined ? 'AND m.id < ?' : ''}
+      ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
+    const params = before !== undefined ? [bot, thread, Math.floor(before), limit] : [bot, thread, limit]
+    return this.all<MessageRow>(sql, ...params).map(toMessage)
   }
 
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
@@ -481,9 +488,11 @@ export class SqliteRecordStore implements RecordStore {
     }))
   }
 
-  async counts(): Promise<{ records: number; messages: number }> {
-    const records = (this.stmt('SELECT count(*) AS n FROM records').get() as { n: number }).n
-    const messages = (this.stmt('SELECT count(*) AS n FROM messages').get() as { n: number }).n
+  async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
+    const where = filter.bot !== undefined ? ' WHERE bot = ?' : ''
+    const p = filter.bot !== undefined ? [filter.bot] : []
+    const records = (this.stmt(`SELECT count(*) AS n FROM records${where}`).get(...p) as { n: number }).n
+    const messages = (this.stmt(`SELECT count(*) AS n FROM messages${where}`).get(...p) as { n: number }).n
     return { records, messages }
   }
 

@@ -103,6 +103,14 @@ export interface ReadFilter {
   bot?: string
 }
 
+/** One page of a transcript: the latest `limit` messages older than `beforeId`. */
+export interface TranscriptPage {
+  /** At most this many messages (default 500, at most 5000). */
+  limit?: number
+  /** Only messages with an id below this one (the cursor of the page before). */
+  beforeId?: number
+}
+
 /** Pause state of one transcript. */
 export interface PauseState {
   bot: string
@@ -138,8 +146,11 @@ export interface RecordStore {
   recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]>
   /** Transcripts, most recently active first. */
   conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]>
-  /** One transcript in arrival order. */
-  transcript(bot: string, thread: string, limit?: number): Promise<StoredMessage[]>
+  /**
+   * The latest `limit` (default 500) messages of a transcript with id < `beforeId` (when given),
+   * returned in arrival order (oldest first). Page back with `beforeId` = the first id returned.
+   */
+  transcript(bot: string, thread: string, options?: TranscriptPage): Promise<StoredMessage[]>
   notHandled(filter: ReadFilter): Promise<NotHandledLine[]>
   intents(filter: ReadFilter): Promise<IntentLine[]>
   events(filter: ReadFilter): Promise<EventsReport>
@@ -150,7 +161,7 @@ export interface RecordStore {
   /** Messenger page connections added from the dashboard, kept across restarts. */
   saveMessengerPage(page: MessengerPageConfig): Promise<void>
   messengerPages(): Promise<MessengerPageConfig[]>
-  /** Counts, for the dashboard header and the benchmark. */
-  counts(): Promise<{ records: number; messages: number }>
+  /** Counts, optionally of one bot (the dashboard's header, the benchmark). */
+  counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
   close(): Promise<void>
 }
