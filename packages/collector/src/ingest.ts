@@ -1,4 +1,5 @@
-import type { ApiVersion, Platform, RecordType } from '@convotrack/core'
+import { blankRecordCredentials } from './blank-credentials'
+import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import type { LiveFeed } from './live-feed'
 import { normalizeRecord } from './normalize'
 import type { RecordStore } from './store'
@@ -6,9 +7,10 @@ import type { RecordStore } from './store'
 /** What an accepted record needs: already validated. */
 export interface AcceptedRecord {
   bot: string
-  platform: Platform
-  type: RecordType
-  v: ApiVersion
+  platform: RecordPlatform
+  type: StoredRecordType
+  /** As sent: the spec's `11.1.0-rest`, the dashbot SDK's `12.1.0-npm`… */
+  v: string
   raw: string
   body: Record<string, unknown>
 }
@@ -19,7 +21,10 @@ export interface AcceptedRecord {
  *
  * @example const { id } = await ingest(store, feed, { bot: 'demo', platform: 'universal', type: 'incoming', v: '11.1.0-rest', raw, body })
  */
-export async function ingest(store: RecordStore, feed: LiveFeed, record: AcceptedRecord): Promise<{ id: number }> {
+export async function ingest(store: RecordStore, feed: LiveFeed, accepted: AcceptedRecord): Promise<{ id: number }> {
+  // Platform credentials are never kept, whoever sent them (the raw view shows them blanked).
+  const { body, blanked } = blankRecordCredentials(accepted.body)
+  const record = blanked.length ? { ...accepted, body, raw: JSON.stringify(body) } : accepted
   const messages = normalizeRecord(record.platform, record.type, record.body)
   const stored = await store.add(
     {

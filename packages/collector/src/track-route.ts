@@ -56,7 +56,7 @@ export function trackRoute(deps: {
         } catch {
           throw new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
         }
-        validateRecord(query.platform, query.type, body)
+        validateRecord(query.platform, query.type, body, query.v)
         const { id } = await ingest(deps.store, deps.feed, {
           bot: res.locals.bot as string,
           platform: query.platform,

@@ -46,7 +46,17 @@ export {
 export type { RecordMeta, TransportStats } from './transport'
 export type * from './types'
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
-export { validateIntent } from './validate'
+export { isObject, validateIntent } from './validate'
+export {
+  InvalidWireRecordError,
+  isPlatform,
+  isRecordType,
+  isSpecVersion,
+  isVersionForm,
+  validateWireRecord,
+  valueAt,
+  type WireViolation,
+} from './wire-record'
 export {
   DEFAULT_TOLERANCE_SECONDS,
   generateWebhookSecret,
