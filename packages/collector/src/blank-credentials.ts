@@ -32,7 +32,10 @@ export function blankRecordCredentials<T>(body: T): { body: T; blanked: string[]
       for (const [key, item] of Object.entries(v)) {
         const at = path ? `${path}.${key}` : key
         let next: unknown
-        if (isCredentialKey(key) && (typeof item === 'number' || (typeof item === 'string' && item !== '' && item !== BLANKED))) {
+        if (
+          isCredentialKey(key) &&
+          (typeof item === 'number' || (typeof item === 'string' && item !== '' && item !== BLANKED))
+        ) {
           next = BLANKED
           blanked.push(at)
         } else next = walk(item, at, depth + 1)

@@ -86,17 +86,26 @@ export function validateLegacyRecord(platform: RecordPlatform, type: StoredRecor
   if (type === 'connect') return // Slack `logConnect(rtm.start answer)`: bot metadata, kept as is.
   if (type === 'all') {
     if (platform !== 'facebook')
-      throw new InvalidWireRecordError('type', '`all` is sent only for platform facebook (Messenger `log()`)', 'invalid_field')
-    return messengerWebhookLenient(b)
+      throw new InvalidWireRecordError(
+        'type',
+        '`all` is sent only for platform facebook (Messenger `log()`)',
+        'invalid_field',
+      )
+    messengerWebhookLenient(b)
+    return
   }
   const shape = shapeOf(platform)
   if (type === 'event') {
     const named = { ...b, name: eventName(b) }
-    return validateWireRecord('universal', 'event', named)
+    validateWireRecord('universal', 'event', named)
+    return
   }
-  if (platform === 'microsoft') return activity(b)
+  if (platform === 'microsoft') {
+    activity(b)
+    return
+  }
   if (platform === 'google' && isObject(b.request_body)) return // api.ai / Actions on Google / Dialogflow request
-  if (!isPlatform(shape)) return fail('', 'is not a known record shape', b)
+  if (!isPlatform(shape)) fail('', 'is not a known record shape', b)
   try {
     validateWireRecord(shape, type, b)
   } catch (strict) {

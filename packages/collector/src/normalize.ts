@@ -1,6 +1,6 @@
 import type { RecordType } from '@convotrack/core'
-import { eventName, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
 import { googleMessage, microsoftActivity } from './legacy-normalize'
+import { eventName, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
 
 /** A button shown with a message (universal `buttons`, quick replies, Slack buttons, Kik keyboards…). */
 export interface MessageButton {

@@ -20,9 +20,9 @@ import {
   validateLegacyRecord,
 } from './legacy-records'
 
+export { valueAt } from '@convotrack/core'
 /** The query value lists are core's: one home for the spec's values. */
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES }
-export { valueAt } from '@convotrack/core'
 
 /** The query of a `POST /track`, checked. */
 export interface TrackQuery {
@@ -96,7 +96,8 @@ export function validateRecord(
   try {
     if (!isSpecVersion(v)) validateLegacyRecord(platform, type, body)
     else if (isPlatform(platform) && isRecordType(type)) validateWireRecord(platform, type, body)
-    else throw new RequestError(400, 'invalid_type', `platform ${platform} / type ${type} need a dashbot SDK \`v\``, 'v')
+    else
+      throw new RequestError(400, 'invalid_type', `platform ${platform} / type ${type} need a dashbot SDK \`v\``, 'v')
   } catch (e) {
     if (e instanceof InvalidWireRecordError) throw new RequestError(400, e.violation, e.message, e.path)
     throw e

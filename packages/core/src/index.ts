@@ -48,16 +48,6 @@ export type * from './types'
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
 export { isObject, validateIntent } from './validate'
 export {
-  InvalidWireRecordError,
-  isPlatform,
-  isRecordType,
-  isSpecVersion,
-  isVersionForm,
-  validateWireRecord,
-  valueAt,
-  type WireViolation,
-} from './wire-record'
-export {
   DEFAULT_TOLERANCE_SECONDS,
   generateWebhookSecret,
   ReplayGuard,
@@ -68,3 +58,13 @@ export {
   verifyPauseWebhook,
   WEBHOOK_HEADERS,
 } from './webhook-signature'
+export {
+  InvalidWireRecordError,
+  isPlatform,
+  isRecordType,
+  isSpecVersion,
+  isVersionForm,
+  validateWireRecord,
+  valueAt,
+  type WireViolation,
+} from './wire-record'
