@@ -1,4 +1,5 @@
 import type { RecordType } from '@convotrack/core'
+import type { RecordPlatform } from './legacy-records'
 import { intentOf, message, type NormalizedMessage } from './normalize'
 
 /**
@@ -127,4 +128,25 @@ function speechOf(answer: unknown): string | null {
     str(obj(obj(obj(bodyOf.prompt)?.firstSimple))?.speech) ??
     null
   )
+}
+
+/**
+ * `microsoftDeprecated` (botbuilder v3 `receive` / `send` middleware): `{ is_microsoft, json }`
+ * where `json` is the v3 message; its `address` names the user and the conversation in both
+ * directions. Non-message events (conversationUpdate, typing) are kept raw.
+ */
+export function botbuilderV3Message(platform: RecordPlatform, body: Obj, direction: RecordType): NormalizedMessage[] {
+  const m = obj(body.json) ?? {}
+  if (m.type !== undefined && m.type !== 'message') return []
+  const address = obj(m.address)
+  const user = obj(address?.user) ?? obj(m.user)
+  const userId = str(user?.id)
+  if (!userId) return []
+  return [
+    message(platform, direction, userId, str(obj(address?.conversation)?.id), {
+      text: str(m.text) ?? null,
+      ...intentOf(body.intent),
+      userJson: str(user?.name) ? { name: user?.name } : null,
+    }),
+  ]
 }

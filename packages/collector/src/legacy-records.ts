@@ -84,6 +84,8 @@ export function validateLegacyRecord(platform: RecordPlatform, type: StoredRecor
   if (!isObject(body)) fail('', 'must be a JSON object', body)
   const b = body as Record<string, unknown>
   if (type === 'connect') return // Slack `logConnect(rtm.start answer)`: bot metadata, kept as is.
+  // `microsoftDeprecated` (botbuilder v3 middleware): `{ is_microsoft, json: <v3 message> }` on any platform.
+  if (isV3Envelope(b) && type !== 'event') return
   if (type === 'all') {
     if (platform !== 'facebook')
       throw new InvalidWireRecordError(
@@ -147,6 +149,11 @@ function legacyShape(platform: Platform, type: RecordType, b: Record<string, unk
     if (e instanceof InvalidWireRecordError) return false
     throw e
   }
+}
+
+/** A botbuilder v3 message as `microsoftDeprecated` posts it. */
+export function isV3Envelope(b: Record<string, unknown>): boolean {
+  return b.is_microsoft === true && isObject(b.json)
 }
 
 /** LINE image items `{ image: { url } }` as the spec's `{ url }`. */

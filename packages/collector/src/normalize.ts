@@ -1,6 +1,6 @@
 import type { RecordType } from '@convotrack/core'
-import { googleMessage, microsoftActivity } from './legacy-normalize'
-import { eventName, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
+import { botbuilderV3Message, googleMessage, microsoftActivity } from './legacy-normalize'
+import { eventName, isV3Envelope, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
 
 /** A button shown with a message (universal `buttons`, quick replies, Slack buttons, Kik keyboards…). */
 export interface MessageButton {
@@ -95,6 +95,7 @@ export function normalizeRecord(platform: RecordPlatform, type: StoredRecordType
   // A Slack `logConnect` is bot metadata, not a message; `all` is a Messenger webhook body with echoes.
   if (type === 'connect') return []
   if (type === 'all') return messengerIncoming(body)
+  if (isV3Envelope(body)) return botbuilderV3Message(platform, body, type)
   switch (platform) {
     case 'microsoft':
       return microsoftActivity(body, type)

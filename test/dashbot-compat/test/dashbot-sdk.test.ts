@@ -36,6 +36,7 @@ interface Channel {
   logHandler: Fn
   handler: Fn
   middleware: Fn
+  setFacebookToken: Fn
   eventUtil: Record<'createCustomEvent' | 'createPageLaunchEvent' | 'createShareEvent' | 'createRevenueEvent', Fn>
   messageUtil: { messageWithText: Fn }
 }
@@ -535,6 +536,45 @@ describe('microsoft (Bot Framework middleware on a real botbuilder TestAdapter)'
       ]),
     )
     expect(messages.find((m) => m.text === 'You said "gibberish"')?.intent).toBe('NotHandled')
+  })
+})
+
+describe('microsoftDeprecated (botbuilder v3 receive / send middleware)', () => {
+  it('posts { is_microsoft, json: <v3 message> } as generic / facebook: shown as the v3 address says', async () => {
+    const n = await count()
+    const dep = dashbot({ emulator: 'microsoft-key', facebook: 'microsoft-key' } as never, {
+      serverRoot: collector.url,
+    }).microsoftDeprecated as Channel
+    const address = {
+      channelId: 'emulator',
+      user: { id: 'v3-user', name: 'Ada' },
+      conversation: { id: 'v3-conv' },
+      bot: { id: 'v3-bot' },
+    }
+    const next = vi.fn()
+    dep.receive(
+      { type: 'message', text: 'hi v3', source: 'emulator', address, timestamp: '2019-01-01T00:00:00Z' },
+      next,
+    )
+    await records(n + 1)
+    dep.send({ type: 'message', text: 'hello v3', address }, next)
+    await records(n + 2)
+    // The Messenger token hack (`setFacebookToken`) puts the page token at the root: blanked.
+    dep.setFacebookToken(SECRETS.pageToken)
+    dep.receive(
+      { type: 'message', text: 'from messenger', source: 'facebook', address: { ...address, channelId: 'facebook' } },
+      next,
+    )
+    await records(n + 3)
+    expect(next).toHaveBeenCalledTimes(3)
+    const messages = await transcript('microsoft', 'v3-conv')
+    expect(lines(messages)).toEqual([
+      ['incoming', 'v3-user', 'hi v3'],
+      ['outgoing', 'v3-user', 'hello v3'],
+      ['incoming', 'v3-user', 'from messenger'],
+    ])
+    expect(messages.map((m) => m.platform)).toEqual(['generic', 'generic', 'facebook'])
+    expect(await get(`/api/records/${n + 3}`)).toMatchObject({ raw: { token: '[blanked by the collector]' } })
   })
 })
 
