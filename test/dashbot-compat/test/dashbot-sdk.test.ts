@@ -20,7 +20,7 @@ import {
  */
 
 const require = createRequire(import.meta.url)
-// biome-ignore lint/suspicious/noExplicitAny: the SDK is untyped JavaScript
+/** The SDK is untyped JavaScript. */
 type Fn = (...args: any[]) => any
 /** One platform object of the SDK (`dashbot(key).facebook`…): the calls its examples use. */
 interface Channel {
