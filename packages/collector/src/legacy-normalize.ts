@@ -1,6 +1,6 @@
 import type { RecordType } from '@convotrack/core'
 import type { RecordPlatform } from './legacy-records'
-import { intentOf, message, type NormalizedMessage } from './normalize'
+import { arr, intentOf, message, type NormalizedMessage, obj } from './normalize'
 
 /**
  * Messages of the dashbot SDK's record shapes the spec does not describe: a Bot Framework
@@ -9,10 +9,8 @@ import { intentOf, message, type NormalizedMessage } from './normalize'
  */
 
 type Obj = Record<string, unknown>
-const obj = (v: unknown): Obj | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined
+/** A non-empty string (ids and texts of these shapes are never meaningfully empty). */
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
 
 /**

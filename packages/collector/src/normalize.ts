@@ -1,4 +1,4 @@
-import type { RecordType } from '@convotrack/core'
+import { type AlexaRequestEnvelope, alexaUserId, isObject, type RecordType } from '@convotrack/core'
 import { botbuilderV3Message, googleMessage, microsoftActivity } from './legacy-normalize'
 import { eventName, isV3Envelope, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
 
@@ -47,10 +47,10 @@ export interface NormalizedMessage {
 
 type Obj = Record<string, unknown>
 
-const obj = (v: unknown): Obj | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+/** Readers of untrusted JSON: the value when it has the type, else undefined / []. */
+export const obj = (v: unknown): Obj | undefined => (isObject(v) ? v : undefined)
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 
 export function intentOf(v: unknown): { intent: string | null; confidence: number | null } {
   const i = obj(v)
@@ -272,7 +272,7 @@ function alexa(body: Obj, direction: RecordType): NormalizedMessage {
   const event = obj(body.event) ?? {}
   const session = obj(event.session)
   const request = obj(event.request) ?? {}
-  const userId = str(obj(session?.user)?.userId) ?? str(obj(obj(obj(event.context)?.System)?.user)?.userId) ?? ''
+  const userId = str(alexaUserId(event as unknown as AlexaRequestEnvelope)) ?? ''
   const sessionUser = obj(obj(session?.attributes)?.serviceUser)
   const base = { sessionId: str(session?.sessionId) ?? null }
   if (direction === 'incoming') {
