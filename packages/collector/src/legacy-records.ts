@@ -98,8 +98,9 @@ export function validateLegacyRecord(platform: RecordPlatform, type: StoredRecor
   }
   const shape = shapeOf(platform)
   if (type === 'event') {
-    const named = { ...b, name: eventName(b) }
-    validateWireRecord('universal', 'event', named)
+    // Only an absent name is filled in, and only for the helpers that never send one.
+    const fallback = b.name === undefined ? eventName(b) : ''
+    validateWireRecord('universal', 'event', fallback ? { ...b, name: fallback } : b)
     return
   }
   if (platform === 'microsoft') {
