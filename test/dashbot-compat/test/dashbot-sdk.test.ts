@@ -53,6 +53,7 @@ const SECRETS = {
   slackToken: 'xoxb-slack-token-secret',
   kikKey: 'kik-api-key-secret',
   alexaToken: 'alexa-api-access-token-secret',
+  slackVerificationToken: 'slack-verification-token-secret',
 }
 
 const BOTS = ['universal', 'facebook', 'slack', 'kik', 'alexa', 'google', 'line', 'microsoft'] as const
@@ -536,6 +537,147 @@ describe('microsoft (Bot Framework middleware on a real botbuilder TestAdapter)'
       ]),
     )
     expect(messages.find((m) => m.text === 'You said "gibberish"')?.intent).toBe('NotHandled')
+  })
+})
+
+describe('the REST examples (they post with `request` themselves: v=12.1.0-rest)', () => {
+  /** What `request({ uri: urlRoot + '?apiKey=…&type=…&platform=…&v=' + version, method: 'POST', json })` sends. */
+  async function rest(bot: Bot, platform: string, type: string, json: unknown): Promise<void> {
+    const url = `${collector.url}/track?apiKey=${bot}-key&type=${type}&platform=${platform}&v=12.1.0-rest`
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(json),
+    })
+    expect(res.status).toBe(201)
+  }
+
+  it('slack-example-rest.js and slack-example-rest-buttons.js: connect, messages with the bot token, a button click', async () => {
+    const base = { token: SECRETS.slackToken, team: { id: 'T0TEAM', name: 'Right Team' }, bot: { id: 'U0BOT' } }
+    await rest('slack', 'slack', 'connect', RTM_START)
+    await rest('slack', 'slack', 'incoming', {
+      ...base,
+      message: { type: 'message', channel: 'D0REST', user: 'U0USER', text: 'buttons', ts: '3.1' },
+    })
+    await rest('slack', 'slack', 'outgoing', {
+      ...base,
+      message: {
+        channel: 'D0REST',
+        text: 'A button test',
+        attachments: [
+          {
+            fallback: 'A button test',
+            callback_id: 'foo_1',
+            actions: [
+              { name: 'rewrite', text: 'rewrite', value: 'rewrite', type: 'button' },
+              { name: 'reply', text: 'reply', value: 'reply', type: 'button' },
+            ],
+          },
+        ],
+      },
+    })
+    // The interactive-message payload Slack posts to /slack/receive, forwarded as is.
+    await rest('slack', 'slack', 'incoming', {
+      ...base,
+      message: {
+        type: 'interactive_message',
+        actions: [{ name: 'rewrite', type: 'button', value: 'rewrite' }],
+        callback_id: 'foo_1',
+        team: { id: 'T0TEAM', domain: 'right' },
+        channel: { id: 'D0REST', name: 'directmessage' },
+        user: { id: 'U0USER', name: 'ada' },
+        action_ts: '3.2',
+        message_ts: '3.15',
+        token: SECRETS.slackVerificationToken,
+        response_url: 'https://hooks.slack.com/actions/T0TEAM/1/abc',
+      },
+    })
+    await rest('slack', 'slack', 'outgoing', {
+      ...base,
+      message: { channel: 'D0REST', text: 'you are right to rewrite' },
+    })
+    const messages = await transcript('slack', 'D0REST')
+    expect(lines(messages)).toEqual([
+      ['incoming', 'U0USER', 'buttons'],
+      ['outgoing', 'D0REST', 'A button test'],
+      ['incoming', 'U0USER', '[button rewrite]'],
+      ['outgoing', 'D0REST', 'you are right to rewrite'],
+    ])
+    expect(messages[1]?.buttons.map((b) => b.label)).toEqual(['rewrite', 'reply'])
+    const click = await get<{ raw: { token: string; message: { token: string } } }>(
+      `/api/records/${messages[2]?.recordId}`,
+    )
+    expect(click.raw.token).toBe('[blanked by the collector]')
+    expect(click.raw.message.token).toBe('[blanked by the collector]')
+  })
+
+  it('facebook-example-rest.js: the webhook body, then the send request with its response body', async () => {
+    const body = structuredClone(FACEBOOK_IN)
+    const user = 'rest-user'
+    ;(body.entry[0]?.messaging[0] as { sender: { id: string } }).sender.id = user
+    await rest('facebook', 'facebook', 'incoming', body)
+    await rest('facebook', 'facebook', 'outgoing', {
+      url: 'https://graph.facebook.com/v2.6/me/messages',
+      qs: { access_token: SECRETS.pageToken },
+      method: 'POST',
+      json: {
+        dashbotTemplateId: 'right',
+        recipient: { id: user },
+        message: { text: 'You are right when you say: 2222222222222222' },
+      },
+      responseBody: { recipient_id: user, message_id: 'mid.rest' },
+    })
+    expect(lines(await transcript('facebook', user))).toEqual([
+      ['incoming', user, '2222222222222222'],
+      ['outgoing', user, 'You are right when you say: 2222222222222222'],
+    ])
+  })
+})
+
+describe('google configHandler (the SDK wraps the fulfillment library’s send)', () => {
+  const gg = () => sdk.google.google as Channel
+
+  it('actions-on-google v1 (ActionsSdkApp / DialogflowApp: body_ and doResponse_)', async () => {
+    const n = await count()
+    const doResponse = vi.fn()
+    const assistant: Record<string, unknown> = { body_: structuredClone(GOOGLE_IN_REQUEST), doResponse_: doResponse }
+    // A request of its own conversation.
+    ;(assistant.body_ as { sessionId: string }).sessionId = 'configured-session'
+    ;(
+      (assistant.body_ as typeof GOOGLE_IN_REQUEST).originalRequest.data.conversation as { conversationId: string }
+    ).conversationId = 'configured-session'
+    gg().configHandler(assistant)
+    await records(n + 1)
+    ;(assistant.doResponse_ as (r: unknown, code: number) => void)({ speech: 'You said 1111111111111111' }, 200)
+    await records(n + 2)
+    expect(doResponse).toHaveBeenCalledOnce()
+    expect(lines(await transcript('google', 'configured-session')).map((l) => [l[0], l[2]])).toEqual([
+      ['incoming', '1111111111111111'],
+      ['outgoing', 'You said 1111111111111111'],
+    ])
+  })
+
+  it('dialogflow-fulfillment (Dialogflow v2: request_.body and client.sendJson_)', async () => {
+    const n = await count()
+    const sendJson = vi.fn()
+    const request = {
+      responseId: 'r1',
+      session: 'projects/p/agent/sessions/df2-session',
+      queryResult: { queryText: 'book a table', intent: { displayName: 'book' }, intentDetectionConfidence: 0.8 },
+      originalDetectIntentRequest: { payload: {} },
+    }
+    const agent = { handleRequest: vi.fn(), client: { sendJson_: sendJson }, request_: { body: request } }
+    gg().configHandler(agent)
+    await records(n + 1)
+    agent.client.sendJson_({ fulfillmentText: 'For how many?' })
+    await records(n + 2)
+    expect(sendJson).toHaveBeenCalledOnce()
+    const messages = await transcript('google', 'projects/p/agent/sessions/df2-session')
+    expect(lines(messages).map((l) => [l[0], l[2]])).toEqual([
+      ['incoming', 'book a table'],
+      ['outgoing', 'For how many?'],
+    ])
+    expect(messages[0]).toMatchObject({ intent: 'book', confidence: 0.8 })
   })
 })
 
