@@ -1,4 +1,6 @@
+import { createServer, request, type Server } from 'node:http'
 import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
 import { type Collector, type StoredMessage, startCollector } from '@convotrack/collector'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
@@ -60,6 +62,13 @@ const BOTS = ['universal', 'facebook', 'slack', 'kik', 'alexa', 'google', 'line'
 type Bot = (typeof BOTS)[number]
 
 let collector: Collector
+/**
+ * What the bots see as the tracking service: a pass-through to the collector that notes every
+ * answer, so "every record accepted" is checked on the wire, call by call.
+ */
+let proxy: Server
+let serverRoot: string
+const wire: Array<{ query: string; status: number }> = []
 let sdk: Record<Bot, Sdk>
 const validationErrors: unknown[][] = []
 
@@ -70,10 +79,21 @@ beforeAll(async () => {
     demoBot: false,
     bots: BOTS.map((name) => ({ name, apiKey: `${name}-key` })),
   })
-  sdk = Object.fromEntries(BOTS.map((name) => [name, dashbot(`${name}-key`, { serverRoot: collector.url })])) as Record<
-    Bot,
-    Sdk
-  >
+  proxy = createServer((req, res) => {
+    const upstream = request(
+      new URL(req.url ?? '/', collector.url),
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        wire.push({ query: req.url ?? '', status: answer.statusCode ?? 0 })
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      },
+    )
+    req.pipe(upstream)
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  serverRoot = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+  sdk = Object.fromEntries(BOTS.map((name) => [name, dashbot(`${name}-key`, { serverRoot })])) as Record<Bot, Sdk>
   // With printErrors (its default) the SDK prints every 400 answer as "validation error".
   vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
     if (args[0] === 'validation error: ') validationErrors.push(args)
@@ -81,6 +101,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   vi.restoreAllMocks()
+  await new Promise((resolve) => proxy?.close(resolve))
   await collector?.close()
 })
 
@@ -543,7 +564,7 @@ describe('microsoft (Bot Framework middleware on a real botbuilder TestAdapter)'
 describe('the REST examples (they post with `request` themselves: v=12.1.0-rest)', () => {
   /** What `request({ uri: urlRoot + '?apiKey=…&type=…&platform=…&v=' + version, method: 'POST', json })` sends. */
   async function rest(bot: Bot, platform: string, type: string, json: unknown): Promise<void> {
-    const url = `${collector.url}/track?apiKey=${bot}-key&type=${type}&platform=${platform}&v=12.1.0-rest`
+    const url = `${serverRoot}/track?apiKey=${bot}-key&type=${type}&platform=${platform}&v=12.1.0-rest`
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -685,7 +706,7 @@ describe('microsoftDeprecated (botbuilder v3 receive / send middleware)', () => 
   it('posts { is_microsoft, json: <v3 message> } as generic / facebook: shown as the v3 address says', async () => {
     const n = await count()
     const dep = dashbot({ emulator: 'microsoft-key', facebook: 'microsoft-key' } as never, {
-      serverRoot: collector.url,
+      serverRoot,
     }).microsoftDeprecated as Channel
     const address = {
       channelId: 'emulator',
@@ -722,7 +743,7 @@ describe('microsoftDeprecated (botbuilder v3 receive / send middleware)', () => 
 
 describe('DASHBOT_SERVER_ROOT (the environment form of the one setting)', () => {
   it('works without touching the bot’s code', async () => {
-    vi.stubEnv('DASHBOT_SERVER_ROOT', collector.url)
+    vi.stubEnv('DASHBOT_SERVER_ROOT', serverRoot)
     try {
       const db = dashbot('universal-key').universal as Channel
       await sent(db.logIncoming({ text: 'via env', userId: 'env-user' }))
@@ -737,6 +758,15 @@ describe('after everything', () => {
   it('every record was accepted but the one documented refusal; no credential in any read API answer', async () => {
     expect(validationErrors).toEqual([])
     const { records: total } = await collector.store.counts()
+    // On the wire: every SDK call answered 201 but the redactor fixture without userId.
+    expect(wire.filter((a) => a.status !== 201)).toEqual([
+      { query: expect.stringContaining('type=incoming&platform=generic&v=12.1.0-npm'), status: 400 },
+    ])
+    expect(wire.filter((a) => a.status === 201)).toHaveLength(total)
+    expect(new Set(wire.map((a) => new URLSearchParams(a.query.split('?')[1]).get('v')))).toEqual(
+      new Set(['12.1.0-npm', '12.1.0-botkit', '12.1.0-kiknpm', '12.1.0-rest']),
+    )
+    console.info(`dashbot-compat: ${wire.length} SDK posts, ${total} records stored`)
     const answers: string[] = []
     for (let id = 1; id <= total; id++) answers.push(JSON.stringify(await get(`/api/records/${id}`)))
     for (const bot of BOTS) {
