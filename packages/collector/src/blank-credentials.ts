@@ -17,28 +17,40 @@ const MAX_DEPTH = 64
  */
 export function blankRecordCredentials<T>(body: T): { body: T; blanked: string[] } {
   const blanked: string[] = []
-  const walk = (v: unknown, path: string, depth: number): unknown => {
+  // The keys on the way down; a path string is built only for a field that is blanked.
+  const trail: Array<string | number> = []
+  const pathOf = (key: string) =>
+    [...trail, key].reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : p ? `${p}.${k}` : k), '')
+  const walk = (v: unknown, depth: number): unknown => {
     if (typeof v !== 'object' || v === null || depth > MAX_DEPTH) return v
     let out: unknown[] | Record<string, unknown> | undefined
     if (Array.isArray(v)) {
-      v.forEach((item, i) => {
-        const next = walk(item, `${path}[${i}]`, depth + 1)
+      for (let i = 0; i < v.length; i++) {
+        const item = v[i]
+        if (typeof item !== 'object' || item === null) continue
+        trail.push(i)
+        const next = walk(item, depth + 1)
+        trail.pop()
         if (next !== item) {
           out ??= [...v]
           ;(out as unknown[])[i] = next
         }
-      })
+      }
     } else {
-      for (const [key, item] of Object.entries(v)) {
-        const at = path ? `${path}.${key}` : key
-        let next: unknown
-        if (
-          isCredentialKey(key) &&
-          (typeof item === 'number' || (typeof item === 'string' && item !== '' && item !== BLANKED))
+      for (const key in v) {
+        const item = (v as Record<string, unknown>)[key]
+        let next = item
+        if (typeof item === 'object' && item !== null) {
+          trail.push(key)
+          next = walk(item, depth + 1)
+          trail.pop()
+        } else if (
+          (typeof item === 'number' || (typeof item === 'string' && item !== '' && item !== BLANKED)) &&
+          isCredentialKey(key)
         ) {
           next = BLANKED
-          blanked.push(at)
-        } else next = walk(item, at, depth + 1)
+          blanked.push(pathOf(key))
+        }
         if (next !== item) {
           out ??= { ...(v as Record<string, unknown>) }
           ;(out as Record<string, unknown>)[key] = next
@@ -47,5 +59,5 @@ export function blankRecordCredentials<T>(body: T): { body: T; blanked: string[]
     }
     return out ?? v
   }
-  return { body: walk(body, '', 0) as T, blanked }
+  return { body: walk(body, 0) as T, blanked }
 }
