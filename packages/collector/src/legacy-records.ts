@@ -15,18 +15,20 @@ import {
  * spec's own check never gets here. Each case is in the README's table.
  */
 
-/** `platform` values the dashbot SDK sends that the spec does not list. */
+/** `platform` values the dashbot SDK sends that the spec does not list. @example LEGACY_PLATFORMS.includes('webchat') // true */
 export const LEGACY_PLATFORMS = ['microsoft', 'webchat', 'botcopy', 'recast', 'skype', 'viber', 'wechat'] as const
+/** One of {@link LEGACY_PLATFORMS}. @example const p: LegacyPlatform = 'microsoft' */
 export type LegacyPlatform = (typeof LEGACY_PLATFORMS)[number]
 
-/** Every `platform` a stored record may have. */
+/** Every `platform` a stored record may have. @example const p: RecordPlatform = 'slack' */
 export type RecordPlatform = Platform | LegacyPlatform
 
-/** `type` values the dashbot SDK sends that the spec does not list: Messenger `log()` and Slack `logConnect()`. */
+/** `type` values the dashbot SDK sends that the spec does not list: Messenger `log()` and Slack `logConnect()`. @example LEGACY_TYPES // ['all', 'connect'] */
 export const LEGACY_TYPES = ['all', 'connect'] as const
+/** One of {@link LEGACY_TYPES}. @example const t: LegacyType = 'connect' */
 export type LegacyType = (typeof LEGACY_TYPES)[number]
 
-/** Every `type` a stored record may have. */
+/** Every `type` a stored record may have. @example const t: StoredRecordType = 'incoming' */
 export type StoredRecordType = RecordType | LegacyType
 
 /** The legacy platforms whose records are universal messages (`{ text, userId, … }`). */
