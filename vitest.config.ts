@@ -26,8 +26,18 @@ export default defineConfig({
         test: {
           name: 'examples',
           include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/consumer/**'],
+          exclude: ['test/consumer/**', 'test/dashbot-compat/**'],
           testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // The published dashbot SDK (a devDependency of test/dashbot-compat only) into the collector.
+        resolve: { alias },
+        test: {
+          name: 'dashbot-compat',
+          include: ['test/dashbot-compat/test/**/*.test.ts'],
+          testTimeout: 30_000,
           hookTimeout: 60_000,
         },
       },

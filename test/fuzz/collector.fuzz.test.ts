@@ -56,6 +56,26 @@ const records: Record<string, unknown> = {
     },
   },
   'generic/event': { type: 'revenueEvent', name: 'buy', userId: 'u1', amount: 9.5 },
+  // What the dashbot SDK sends (accepted with its `v`, e.g. 12.1.0-npm: the legacy layer).
+  'microsoft/incoming': {
+    type: 'message',
+    text: 'hi',
+    from: { id: 'u1' },
+    recipient: { id: 'b' },
+    conversation: { id: 'c1' },
+  },
+  'google/outgoing': {
+    dashbot_timestamp: 1,
+    request_body: { result: { resolvedQuery: 'hi', metadata: { intentName: 'x' } }, sessionId: 's1' },
+    message: { speech: 'hello' },
+  },
+  'facebook/all': {
+    object: 'page',
+    entry: [{ time: 1, messaging: [{ sender: { id: 'U' }, timestamp: 1, message: { text: 'hi', is_echo: true } }] }],
+  },
+  'slack/connect': { ok: true, self: { id: 'B1' }, team: { id: 'T1' } },
+  'webchat/incoming': { text: 'hi', userId: 'u1', images: [{ image: { url: 'https://x/i.png' } }] },
+  'facebook/event': { type: 'pageLaunchEvent', userId: 'u1' },
 }
 
 const queryValue = (valid: string[]) =>
@@ -64,7 +84,7 @@ const queryValue = (valid: string[]) =>
 const requests = fc
   .record({
     kind: fc.constantFrom(...Object.keys(records)),
-    v: queryValue(['11.1.0-rest', '10.1.1-rest']),
+    v: queryValue(['11.1.0-rest', '10.1.1-rest', '12.1.0-npm', '12.1.0-botkit']),
     apiKey: queryValue([KEY]),
     dropParam: fc.oneof(
       { weight: 6, arbitrary: fc.constant(null) },

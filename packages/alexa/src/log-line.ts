@@ -1,4 +1,4 @@
-import { ConfigError, type SerializedRecord } from '@convotrack/core'
+import { ConfigError, isObject, isPlatform, isRecordType, isSpecVersion, type SerializedRecord } from '@convotrack/core'
 
 /**
  * Marks a record line in the skill's log. Use it as the subscription filter pattern
@@ -51,10 +51,6 @@ export function formatLogLine(record: SerializedRecord, logGroup: string): strin
   return `${LOG_LINE_MARKER} ${JSON.stringify(line)}`
 }
 
-const PLATFORMS = new Set(['facebook', 'slack', 'kik', 'twitter', 'alexa', 'google', 'sms', 'universal', 'generic'])
-const TYPES = new Set(['incoming', 'outgoing', 'event'])
-const VERSIONS = new Set(['11.1.0-rest', '10.1.1-rest'])
-
 /**
  * Finds the record in one log event message: plain text (`…\tINFO\tCONVOTRACK_RECORD {…}` or
  * the bare line) or Lambda's JSON log format (`{"message":"CONVOTRACK_RECORD {…}",…}`).
@@ -80,19 +76,17 @@ export function parseLogLine(message: string): LogLineRecord | Error | undefined
   }
   if (!parsed || typeof parsed !== 'object') return new Error(`a ${LOG_LINE_MARKER} line is not a JSON object`)
   const { platform, type, v, userId, body, logGroup } = parsed
-  if (typeof platform !== 'string' || !PLATFORMS.has(platform))
+  if (!isPlatform(platform))
     return new Error(`a ${LOG_LINE_MARKER} line has an unknown platform ${JSON.stringify(platform)}`)
-  if (typeof type !== 'string' || !TYPES.has(type))
-    return new Error(`a ${LOG_LINE_MARKER} line has an unknown type ${JSON.stringify(type)}`)
-  if (typeof v !== 'string' || !VERSIONS.has(v))
+  if (!isRecordType(type)) return new Error(`a ${LOG_LINE_MARKER} line has an unknown type ${JSON.stringify(type)}`)
+  if (typeof v !== 'string' || !isSpecVersion(v))
     return new Error(`a ${LOG_LINE_MARKER} line has an unknown v ${JSON.stringify(v)}`)
   if (userId !== undefined && typeof userId !== 'string')
     return new Error(`a ${LOG_LINE_MARKER} line has a non-string userId`)
   if (typeof body !== 'string') return new Error(`a ${LOG_LINE_MARKER} line has no body string`)
   try {
     const b: unknown = JSON.parse(body)
-    if (!b || typeof b !== 'object' || Array.isArray(b))
-      return new Error(`a ${LOG_LINE_MARKER} line's body is not a JSON object`)
+    if (!isObject(b)) return new Error(`a ${LOG_LINE_MARKER} line's body is not a JSON object`)
   } catch {
     return new Error(`a ${LOG_LINE_MARKER} line's body is not valid JSON`)
   }

@@ -2,6 +2,14 @@ export { type BotInfo, DEMO_BOT } from './bot-registry'
 export { type Collector, DEFAULT_PORT, startCollector } from './collector'
 export { loadConfigFile, parseCommandLine } from './config'
 export { type CollectorErrorCode, RequestError } from './errors'
+export {
+  LEGACY_PLATFORMS,
+  LEGACY_TYPES,
+  type LegacyPlatform,
+  type LegacyType,
+  type RecordPlatform,
+  type StoredRecordType,
+} from './legacy-records'
 export { MESSENGER_WEBHOOK_PATH, verifyHubSignature } from './messenger-webhook'
 export type { EventFields, MessageButton, NormalizedMessage } from './normalize'
 export { normalizeRecord } from './normalize'

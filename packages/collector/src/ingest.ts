@@ -1,4 +1,5 @@
-import type { ApiVersion, Platform, RecordType } from '@convotrack/core'
+import { blankRecordCredentials } from './blank-credentials'
+import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import type { LiveFeed } from './live-feed'
 import { type NormalizedMessage, normalizeRecord } from './normalize'
 import type { AddResult, IncomingRecord, RecordStore } from './store'
@@ -6,9 +7,10 @@ import type { AddResult, IncomingRecord, RecordStore } from './store'
 /** What an accepted record needs: already validated. */
 export interface AcceptedRecord {
   bot: string
-  platform: Platform
-  type: RecordType
-  v: ApiVersion
+  platform: RecordPlatform
+  type: StoredRecordType
+  /** As sent: the spec's `11.1.0-rest`, the dashbot SDK's `12.1.0-npm`… */
+  v: string
   raw: string
   body: Record<string, unknown>
   /** The sender's per-record id: stored once per (bot, key). */
@@ -16,9 +18,12 @@ export interface AcceptedRecord {
 }
 
 function prepare(
-  record: AcceptedRecord,
+  accepted: AcceptedRecord,
   receivedAt: number,
 ): { record: IncomingRecord; messages: NormalizedMessage[] } {
+  // Platform credentials are never kept, whoever sent them (the raw view shows them blanked).
+  const { body, blanked } = blankRecordCredentials(accepted.body)
+  const record = blanked.length ? { ...accepted, body, raw: JSON.stringify(body) } : accepted
   return {
     record: {
       bot: record.bot,

@@ -1,4 +1,6 @@
-import type { Platform, RecordType } from '@convotrack/core'
+import { type AlexaRequestEnvelope, alexaUserId, isObject, type RecordType } from '@convotrack/core'
+import { botbuilderV3Message, googleMessage, microsoftActivity } from './legacy-normalize'
+import { eventName, isV3Envelope, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
 
 /** A button shown with a message (universal `buttons`, quick replies, Slack buttons, Kik keyboards…). */
 export interface MessageButton {
@@ -21,7 +23,7 @@ export interface EventFields {
  * shape is normalized"). A messenger webhook body with several `messaging` items gives several.
  */
 export interface NormalizedMessage {
-  platform: Platform
+  platform: RecordPlatform
   direction: RecordType
   /** The human user (never the bot). */
   userId: string
@@ -45,20 +47,20 @@ export interface NormalizedMessage {
 
 type Obj = Record<string, unknown>
 
-const obj = (v: unknown): Obj | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+/** Readers of untrusted JSON: the value when it has the type, else undefined / []. */
+export const obj = (v: unknown): Obj | undefined => (isObject(v) ? v : undefined)
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 
-function intentOf(v: unknown): { intent: string | null; confidence: number | null } {
+export function intentOf(v: unknown): { intent: string | null; confidence: number | null } {
   const i = obj(v)
   const name = str(i?.name)
   if (!name) return { intent: null, confidence: null }
   return { intent: name, confidence: typeof i?.confidence === 'number' ? i.confidence : null }
 }
 
-function message(
-  platform: Platform,
+export function message(
+  platform: RecordPlatform,
   direction: RecordType,
   userId: string,
   conversationId: string | null | undefined,
@@ -88,14 +90,22 @@ function message(
  *
  * @example normalizeRecord('universal', 'incoming', { text: 'hi', userId: 'u1' })[0].thread // 'u1'
  */
-export function normalizeRecord(platform: Platform, type: RecordType, body: Obj): NormalizedMessage[] {
+export function normalizeRecord(platform: RecordPlatform, type: StoredRecordType, body: Obj): NormalizedMessage[] {
   if (type === 'event') return [eventMessage(platform, body)]
+  // A Slack `logConnect` is bot metadata, not a message; `all` is a Messenger webhook body with echoes.
+  if (type === 'connect') return []
+  if (type === 'all') return messengerIncoming(body)
+  if (isV3Envelope(body)) return botbuilderV3Message(platform, body, type)
   switch (platform) {
+    case 'microsoft':
+      return microsoftActivity(body, type)
+    case 'google':
+      return googleMessage(body, type)
     case 'facebook':
       // Webhook-shaped bodies (SDK incoming, or the no-code connection's echoes) hold their own direction.
       return Array.isArray(body.entry) ? messengerIncoming(body) : [messengerOutgoing(body)]
     case 'slack':
-      return [slack(body, type)]
+      return slack(body, type)
     case 'kik':
       return [kik(body, type)]
     case 'alexa':
@@ -105,19 +115,19 @@ export function normalizeRecord(platform: Platform, type: RecordType, body: Obj)
   }
 }
 
-function eventMessage(platform: Platform, body: Obj): NormalizedMessage {
+function eventMessage(platform: RecordPlatform, body: Obj): NormalizedMessage {
   const type = str(body.type) ?? ''
-  const event: EventFields = { type, name: str(body.name) ?? '', body }
+  const event: EventFields = { type, name: eventName(body), body }
   if (type === 'revenueEvent' && typeof body.amount === 'number') event.amount = body.amount
   return message(platform, 'event', str(body.userId) ?? '', str(body.conversationId), { text: event.name, event })
 }
 
-function universal(platform: Platform, direction: RecordType, body: Obj): NormalizedMessage {
+function universal(platform: RecordPlatform, direction: RecordType, body: Obj): NormalizedMessage {
   const buttons = arr(body.buttons).flatMap((b) => {
     const o = obj(b)
     return o && typeof o.label === 'string' ? [{ label: o.label, value: str(o.value) ?? str(o.id) }] : []
   })
-  const images = arr(body.images).flatMap((img) => {
+  const images = arr(lineImages(body.images)).flatMap((img) => {
     if (typeof img === 'string') return [img]
     const url = str(obj(img)?.url)
     return url ? [url] : []
@@ -188,10 +198,12 @@ function messengerOutgoing(body: Obj): NormalizedMessage {
   })
 }
 
-function slack(body: Obj, direction: RecordType): NormalizedMessage {
+function slack(body: Obj, direction: RecordType): NormalizedMessage[] {
   const m = obj(body.message) ?? {}
-  const channel = str(m.channel) ?? ''
-  const user = direction === 'incoming' ? (str(m.user) ?? channel) : channel
+  // RTM events the dashbot SDK logs as incoming (hello, presence, typing) are not messages.
+  const channel = str(m.channel) ?? str(obj(m.channel)?.id)
+  if (!channel) return []
+  const user = direction === 'incoming' ? (str(m.user) ?? str(obj(m.user)?.id) ?? channel) : channel
   const blocks = arr(m.blocks).map(obj)
   const buttons: MessageButton[] = []
   const images: string[] = []
@@ -212,13 +224,22 @@ function slack(body: Obj, direction: RecordType): NormalizedMessage {
     }
     if (str(a?.image_url)) images.push(a?.image_url as string)
   }
-  return message('slack', direction, user, channel, {
-    text: str(m.text) ?? null,
-    ...intentOf(body.intent),
-    buttons,
-    images,
-    userJson: obj(body.platformUserJson) ?? null,
-  })
+  return [
+    message('slack', direction, user, channel, {
+      // An interactive-message payload (button click) has the pressed action instead of text.
+      text: str(m.text) ?? actionText(m.actions),
+      ...intentOf(body.intent),
+      buttons,
+      images,
+      userJson: obj(body.platformUserJson) ?? null,
+    }),
+  ]
+}
+
+function actionText(actions: unknown): string | null {
+  const a = obj(arr(actions)[0])
+  const value = str(a?.value) ?? str(a?.name)
+  return value ? `[button ${value}]` : null
 }
 
 function kik(body: Obj, direction: RecordType): NormalizedMessage {
@@ -251,7 +272,7 @@ function alexa(body: Obj, direction: RecordType): NormalizedMessage {
   const event = obj(body.event) ?? {}
   const session = obj(event.session)
   const request = obj(event.request) ?? {}
-  const userId = str(obj(session?.user)?.userId) ?? str(obj(obj(obj(event.context)?.System)?.user)?.userId) ?? ''
+  const userId = str(alexaUserId(event as unknown as AlexaRequestEnvelope)) ?? ''
   const sessionUser = obj(obj(session?.attributes)?.serviceUser)
   const base = { sessionId: str(session?.sessionId) ?? null }
   if (direction === 'incoming') {

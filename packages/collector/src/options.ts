@@ -41,7 +41,7 @@ export interface MessengerPageConfig {
 export interface WebhookRetryOptions {
   /** Attempts in all, the first included. Default 3. */
   attempts?: number
-  /** Delay before the second attempt, doubled each time (±20 % jitter). Default 250 ms. */
+  /** Delay step before the second attempt, doubled each time (core's backoff: half fixed, half random). Default 250 ms. */
   baseDelayMs?: number
   /** Deadline of one attempt. Default 5 000 ms. */
   timeoutMs?: number

@@ -351,13 +351,27 @@ export class SqliteRecordStore implements RecordStore {
     return this.all<MessageRow>(sql, ...params).map(toMessage)
   }
 
+  /**
+   * Inputs the bot did not handle: incoming messages marked NotHandled, and the incoming
+   * message each outgoing NotHandled reply answered (the latest incoming message before it in
+   * the same bot and thread: the dashbot SDK's `setNotHandled()` marks the reply). Each input
+   * counts once, grouped by text (case and surrounding spaces aside).
+   */
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
+    const bot = filter.bot !== undefined
     const rows = this.all<{ text: string; count: number; users: number; lastTs: number; bots: string }>(
-      `SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS lastTs,
+      `WITH nh(id) AS (
+         SELECT id FROM messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${bot ? 'AND bot = ?' : ''}
+         UNION
+         SELECT (SELECT max(i.id) FROM messages i
+                 WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming' AND i.id < o.id)
+         FROM messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing' ${bot ? 'AND o.bot = ?' : ''}
+       )
+       SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS lastTs,
               group_concat(DISTINCT bot) AS bots
-       FROM messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${filter.bot !== undefined ? 'AND bot = ?' : ''}
+       FROM messages WHERE id IN (SELECT id FROM nh WHERE id IS NOT NULL)
        GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, lastTs DESC LIMIT 500`,
-      ...(filter.bot !== undefined ? [filter.bot] : []),
+      ...(bot ? [filter.bot, filter.bot] : []),
     )
     return rows.map((r) => ({ ...r, bots: r.bots ? r.bots.split(',') : [] }))
   }

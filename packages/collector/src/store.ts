@@ -1,14 +1,17 @@
-import type { ApiVersion, Platform, RecordType } from '@convotrack/core'
+import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import type { NormalizedMessage } from './normalize'
 import type { MessengerPageConfig } from './options'
 
 /** A record as accepted by `POST /track` (or the Messenger webhook). */
 export interface IncomingRecord {
   bot: string
-  platform: Platform
-  type: RecordType
-  v: ApiVersion
-  /** The JSON body, exactly as received. */
+  /** The spec's platforms, and the dashbot SDK's others (`microsoft`, `webchat`…). */
+  platform: RecordPlatform
+  /** `incoming` / `outgoing` / `event`, and the dashbot SDK's `all` (Messenger `log()`) and `connect` (Slack bot metadata, no message). */
+  type: StoredRecordType
+  /** As sent: any `MAJOR.MINOR.PATCH-suffix`. */
+  v: string
+  /** The JSON body as received, with platform credentials blanked. */
   raw: string
   /** Collector clock, epoch ms. */
   receivedAt: number
@@ -45,7 +48,7 @@ export interface StoredRecord extends IncomingRecord {
 /** A transcript's summary in the conversations list. */
 export interface ConversationSummary {
   bot: string
-  platform: Platform
+  platform: RecordPlatform
   thread: string
   userId: string
   messages: number

@@ -175,7 +175,7 @@ export function trackBatchRoute(deps: {
               'the body is larger than the collector accepts (maxBodyBytes)',
               '',
             )
-          validateRecord(platform, type, item.body)
+          validateRecord(platform, type, item.body, v)
           accepted.push({ bot, platform, type, v, raw, body: item.body as Obj, idempotencyKey })
           acceptedIndex.push(index)
         } catch (e) {

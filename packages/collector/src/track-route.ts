@@ -64,7 +64,7 @@ export function trackRoute(deps: {
         } catch {
           throw new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
         }
-        validateRecord(query.platform, query.type, body)
+        validateRecord(query.platform, query.type, body, query.v)
         let stored: { id: number; duplicate: boolean }
         try {
           stored = await ingest(deps.store, deps.feed, {

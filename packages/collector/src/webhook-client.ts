@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { signPauseWebhook } from '@convotrack/core'
+import { backoffDelay, DEFAULT_RETRY, isRetryableStatus, signPauseWebhook } from '@convotrack/core'
 import type { WebhookRetryOptions } from './options'
 
 /** How a webhook call ended. */
@@ -16,8 +16,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * POSTs a JSON body to a bot's webhook (pause, unpause, operator message), signed with the
- * Standard Webhooks scheme when a secret is given. Retries network errors, timeouts, 5xx and
- * 429 with exponential backoff; the same `webhook-id` on every attempt (so the receiver can
+ * Standard Webhooks scheme when a secret is given. Retries network errors, timeouts and the
+ * statuses core's policy retries (408, 429, 5xx but 501/505) with its exponential backoff; the same `webhook-id` on every attempt (so the receiver can
  * de-duplicate), a fresh timestamp and signature each time. Never rejects.
  *
  * @example await postWebhook('http://127.0.0.1:3000/convotrack/pause', { userId: 'u1', paused: true }, { secret })
@@ -41,7 +41,7 @@ export async function postWebhook(
       const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) })
       const text = await res.text().catch(() => '')
       if (res.ok) return { ok: true, status: res.status, attempts: attempt }
-      retryable = res.status >= 500 || res.status === 429 || res.status === 408
+      retryable = isRetryableStatus(res.status)
       last = {
         ok: false,
         status: res.status,
@@ -57,8 +57,8 @@ export async function postWebhook(
       last = { ok: false, attempts: attempt, error: `webhook unreachable (${reason})` }
     }
     if (!retryable || attempt === attempts) break
-    const delay = baseDelay * 2 ** (attempt - 1)
-    await sleep(delay * (0.8 + Math.random() * 0.4))
+    // Core's retry policy: exponential backoff from `baseDelayMs`, equal jitter.
+    await sleep(backoffDelay(attempt, { ...DEFAULT_RETRY, minDelayMs: baseDelay }))
   }
   return last
 }

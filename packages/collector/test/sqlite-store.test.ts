@@ -99,3 +99,37 @@ describe('SqliteRecordStore transcript paging and filtered counts', () => {
     await store.close()
   })
 })
+
+describe('SqliteRecordStore.notHandled', () => {
+  const add = (
+    store: SqliteRecordStore,
+    type: 'incoming' | 'outgoing',
+    text: string,
+    user: string,
+    intent?: string,
+  ) => {
+    const body = { text, userId: user, ...(intent ? { intent: { name: intent } } : {}) }
+    return store.add(
+      { bot: 'b', platform: 'universal', type, v: '12.1.0-npm', raw: JSON.stringify(body), receivedAt: Date.now() },
+      normalizeRecord('universal', type, body),
+    )
+  }
+
+  it('an outgoing NotHandled reply counts the incoming message it answered (the latest before it, same thread), once', async () => {
+    const store = new SqliteRecordStore()
+    await add(store, 'incoming', 'hello', 'u1')
+    await add(store, 'outgoing', 'hi!', 'u1')
+    await add(store, 'incoming', 'Flibber', 'u1')
+    await add(store, 'incoming', 'hello', 'u2') // another thread in between
+    await add(store, 'outgoing', 'Sorry?', 'u1', 'NotHandled')
+    await add(store, 'outgoing', 'Could you rephrase?', 'u1', 'NotHandled') // same input: counted once
+    await add(store, 'incoming', 'flibber ', 'u2', 'NotHandled') // marked on the input itself
+    await add(store, 'outgoing', 'Sorry?', 'u2', 'NotHandled') // answers the same input: still once
+    await add(store, 'outgoing', 'Nobody asked', 'u3', 'NotHandled') // no input before it: nothing
+    expect(await store.notHandled({})).toEqual([
+      { text: 'Flibber', count: 2, users: 2, lastTs: expect.any(Number), bots: ['b'] },
+    ])
+    expect(await store.notHandled({ bot: 'other' })).toEqual([])
+    await store.close()
+  })
+})

@@ -47,7 +47,7 @@ export {
 export type { RecordMeta, TransportStats } from './transport-types'
 export type * from './types'
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
-export { validateIntent } from './validate'
+export { isObject, validateIntent } from './validate'
 export {
   DEFAULT_TOLERANCE_SECONDS,
   generateWebhookSecret,
@@ -59,3 +59,13 @@ export {
   verifyPauseWebhook,
   WEBHOOK_HEADERS,
 } from './webhook-signature'
+export {
+  InvalidWireRecordError,
+  isPlatform,
+  isRecordType,
+  isSpecVersion,
+  isVersionForm,
+  validateWireRecord,
+  valueAt,
+  type WireViolation,
+} from './wire-record'

@@ -3,6 +3,7 @@ import type { Intent, JsonObject } from './types'
 
 /** Field checks shared by the serializers. Each throws {@link InvalidRecordError} naming the path and rule. */
 
+/** True for a JSON object: not null, not an array. @example isObject({ a: 1 }) // true */
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
