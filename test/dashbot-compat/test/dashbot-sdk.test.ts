@@ -635,7 +635,7 @@ describe('the REST examples (they post with `request` themselves: v=12.1.0-rest)
   it('facebook-example-rest.js: the webhook body, then the send request with its response body', async () => {
     const body = structuredClone(FACEBOOK_IN)
     const user = 'rest-user'
-    ;(body.entry[0]?.messaging[0] as { sender: { id: string } }).sender.id = user
+    ;((body.entry[0] as { messaging: unknown[] }).messaging[0] as { sender: { id: string } }).sender.id = user
     await rest('facebook', 'facebook', 'incoming', body)
     await rest('facebook', 'facebook', 'outgoing', {
       url: 'https://graph.facebook.com/v2.6/me/messages',
