@@ -69,12 +69,13 @@ export function requestLogger(log: Logger) {
     res.locals.requestId = id
     res.setHeader('x-request-id', id)
     const start = process.hrtime.bigint()
+    const path = req.path
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6
       const line = {
         reqId: id,
         method: req.method,
-        path: req.path,
+        path,
         status: res.statusCode,
         ms: Math.round(ms * 10) / 10,
         ...(res.locals.principal ? { user: (res.locals.principal as { name: string }).name } : {}),

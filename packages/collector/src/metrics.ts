@@ -80,10 +80,11 @@ export class CollectorMetrics {
   middleware() {
     return (req: Request, res: Response, next: NextFunction) => {
       const start = process.hrtime.bigint()
+      // Taken now: inside a mounted router req.path is relative to the mount point.
+      const path = req.path
       res.on('finish', () => {
         const status = res.statusCode
         this.httpRequests.inc({ method: req.method, status: String(status) })
-        const path = req.path
         const route = path === '/track' || path === '/track/batch' || path === '/messenger/webhook' ? path : undefined
         if (route && req.method === 'POST') {
           this.ingestSeconds.observe({ route }, Number(process.hrtime.bigint() - start) / 1e9)
