@@ -141,4 +141,29 @@ describe('a shared collector in headless Chromium', () => {
     expect(status).toBe(401)
     expect(pageErrors).toEqual([])
   })
+
+  it('an admin erases a user with the live feed open: their lines leave the firehose at once', async () => {
+    await page.goto(`${collector.url}/login`)
+    await page.getByTestId('login-name').fill('root')
+    await page.getByTestId('login-password').fill(PASSWORD)
+    await page.getByTestId('login-submit').click()
+    await poll(() => new URL(page.url()).pathname).toBe('/')
+    await poll(() => page.getByTestId('live-state').textContent()).toContain('live')
+    await poll(() => page.getByTestId('firehose-item').filter({ hasText: 'where is my order' }).count()).toBe(1)
+    expect(await page.getByTestId('firehose-item').filter({ hasText: 'private to the other bot' }).count()).toBe(1)
+    // From the signed-in page itself: same origin, session cookie.
+    const answer = await page.evaluate(async () => {
+      const res = await fetch('/api/users/ada?bot=shop', { method: 'DELETE' })
+      return { status: res.status, body: await res.json() }
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.body.removed).toBeGreaterThanOrEqual(4)
+    await poll(() => page.getByTestId('firehose-item').filter({ hasText: 'ada' }).count()).toBe(0)
+    expect(await page.getByTestId('firehose-item').filter({ hasText: 'private to the other bot' }).count()).toBe(1)
+    await page.reload()
+    await poll(() => page.getByTestId('live-state').textContent()).toContain('live')
+    await poll(() => page.getByTestId('firehose-item').count()).toBeGreaterThan(0)
+    expect(await page.locator('body').textContent()).not.toContain('where is my order')
+    expect(pageErrors).toEqual([])
+  })
 })
