@@ -205,7 +205,7 @@ export function accessControl(deps: AccessDeps): { gate: RequestHandler; routes:
       } catch {}
       if (host === '' || host !== (req.headers.host ?? '').toLowerCase())
         throw new RequestError(403, 'cross_origin', 'the Origin of this request is not the collector', 'origin')
-    } else if (site === undefined && principal?.via === 'session')
+    } else if (site === undefined && (principal?.via === 'session' || principal?.via === 'proxy'))
       throw new RequestError(403, 'cross_origin', 'a browser session must send Origin or Sec-Fetch-Site', 'origin')
   }
 
