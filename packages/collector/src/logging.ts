@@ -71,6 +71,7 @@ export function requestLogger(log: Logger) {
     const start = process.hrtime.bigint()
     const path = req.path
     res.on('finish', () => {
+      if (res.statusCode < 500 && !log.isLevelEnabled('info')) return
       const ms = Number(process.hrtime.bigint() - start) / 1e6
       const line = {
         reqId: id,

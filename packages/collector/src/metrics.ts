@@ -88,9 +88,13 @@ export class CollectorMetrics {
         const route = path === '/track' || path === '/track/batch' || path === '/messenger/webhook' ? path : undefined
         if (route && req.method === 'POST') {
           this.ingestSeconds.observe({ route }, Number(process.hrtime.bigint() - start) / 1e9)
+          // A batch route sets res.locals.batchSize (records sent) and res.locals.accepted (records stored).
+          if (typeof res.locals.batchSize === 'number') this.batchSize.observe(res.locals.batchSize)
           if (status < 300) {
             const n = typeof res.locals.accepted === 'number' ? res.locals.accepted : 1
             this.recordsAccepted.inc({ bot: String(res.locals.bot ?? ''), route }, n)
+            const refused = typeof res.locals.batchSize === 'number' ? res.locals.batchSize - n : 0
+            if (refused > 0) this.recordsRefused.inc({ reason: 'invalid_record', route }, refused)
           } else this.recordsRefused.inc({ reason: String(res.locals.errorCode ?? `http_${status}`), route })
         }
         const kind = path === '/api/pause' ? 'pause' : path === '/api/operator-message' ? 'operator-message' : undefined
