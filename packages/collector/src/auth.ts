@@ -277,6 +277,11 @@ export function accessControl(deps: AccessDeps): { gate: RequestHandler; routes:
           'this Host is not one the collector answers to (add it to allowedHosts)',
           'host',
         )
+      // The dashboard is never framed by another site (clickjacking a Pause), nor sniffed.
+      res.setHeader('x-frame-options', 'DENY')
+      res.setHeader('content-security-policy', "frame-ancestors 'none'")
+      res.setHeader('x-content-type-options', 'nosniff')
+      res.setHeader('referrer-policy', 'same-origin')
       const principal = auth ? identify(req) : LOCAL
       if (auth) {
         res.setHeader('cache-control', 'no-store')
@@ -317,7 +322,7 @@ export function accessControl(deps: AccessDeps): { gate: RequestHandler; routes:
     [
       'Path=/',
       'HttpOnly',
-      'SameSite=Strict',
+      'SameSite=Lax',
       `Max-Age=${maxAge}`,
       ...((req.socket as { encrypted?: boolean }).encrypted || req.get('x-forwarded-proto') === 'https'
         ? ['Secure']

@@ -244,11 +244,13 @@ describe('browser sessions', () => {
     const { res, cookie, value } = await signIn('operator-shop')
     expect(res.status).toBe(200)
     expect(cookie).toMatch(/HttpOnly/)
-    expect(cookie).toMatch(/SameSite=Strict/)
+    expect(cookie).toMatch(/SameSite=Lax/)
     expect(cookie).not.toMatch(/Secure/)
     const me = await call('/api/me', { headers: asCookie(value) })
     expect(await me.json()).toMatchObject({ name: 'operator-shop', role: 'operator', bots: ['shop'] })
     expect(me.headers.get('cache-control')).toBe('no-store')
+    expect(me.headers.get('x-frame-options')).toBe('DENY')
+    expect(me.headers.get('content-security-policy')).toBe("frame-ancestors 'none'")
     const pause = await call('/api/pause', {
       method: 'POST',
       body: { bot: 'shop', thread: 'u1', paused: true },
