@@ -38,6 +38,14 @@ async function main(): Promise<void> {
         .join(', ') || '(none)'
     }`,
   )
+  const auth = command.options.auth
+  console.log(
+    `  sign-in    ${
+      auth
+        ? `${auth.users?.length ?? 0} user(s), ${auth.tokens?.length ?? 0} token(s)${auth.trustProxyHeader ? `, proxy header ${auth.trustProxyHeader}` : ''}`
+        : 'none (open to whoever reaches the address)'
+    }`,
+  )
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) process.exit(1)

@@ -41,6 +41,7 @@ beforeAll(async () => {
       users: [
         ...principals.map((p) => ({ ...p, passwordHash: hash })),
         { name: 'ada@example.com', role: 'viewer' as const, bots: ['shop'] },
+        { name: 'op@example.com', role: 'operator' as const, bots: ['shop'] },
       ],
       tokens: principals.map((p) => ({ ...p, token: token(p.name) })),
       metricsToken: METRICS,
@@ -355,6 +356,17 @@ describe('single sign-on proxy header', () => {
         .status,
     ).toBe(403)
     expect((await call('/api/me', { headers: { 'x-forwarded-email': 'mallory@example.com' } })).status).toBe(403)
+  })
+
+  it('browser requests through the proxy need the same-origin proof too (its cookie is ambient)', async () => {
+    const body = { bot: 'shop', thread: 'u1', paused: true }
+    const who = { 'x-forwarded-email': 'op@example.com' }
+    expect((await call('/api/pause', { method: 'POST', body, headers: who })).status).toBe(403)
+    expect(
+      (await call('/api/pause', { method: 'POST', body, headers: { ...who, origin: 'http://evil.example' } })).status,
+    ).toBe(403)
+    const ok = await call('/api/pause', { method: 'POST', body, headers: { ...who, origin: collector.url } })
+    expect(ok.status).toBe(200)
   })
 })
 
