@@ -135,8 +135,12 @@ export function isRole(v: unknown): v is Role {
   return v === 'viewer' || v === 'operator' || v === 'admin'
 }
 
+/** Express routes ignore case (`/Api/export` reaches `/api/export`), so literal segments are compared ignoring case too. */
 function matches(pattern: string, path: string): Record<string, string> | undefined {
-  if (pattern === '/*') return path.startsWith('/api/') || path === '/api' ? undefined : {}
+  if (pattern === '/*') {
+    const lower = path.toLowerCase()
+    return lower.startsWith('/api/') || lower === '/api' ? undefined : {}
+  }
   const want = pattern.split('/')
   const got = path.split('/')
   if (want.length !== got.length) return undefined
@@ -151,7 +155,7 @@ function matches(pattern: string, path: string): Record<string, string> | undefi
       } catch {
         return undefined
       }
-    } else if (w !== g) return undefined
+    } else if (w !== g.toLowerCase()) return undefined
   }
   return params
 }

@@ -174,6 +174,26 @@ describe('route × role × bot scope (bearer tokens)', () => {
     if (expected >= 400) expect(((await res.json()) as { error: { code: string } }).error.code).toBeTruthy()
   })
 
+  it('path spellings Express also routes (case) do not slip past the rules', async () => {
+    const viewer = { authorization: `Bearer ${token('viewer-shop')}` }
+    for (const path of [
+      '/Api/export?bot=shop&user=u1',
+      '/API/EXPORT?bot=shop&user=u1',
+      '/api/Export?bot=shop&user=u1',
+      '/api/Transcript?bot=other&thread=u2',
+      '/API/messages?bot=other',
+    ]) {
+      const res = await rawRequest(`${collector.url}${path}`, { headers: viewer })
+      expect(res.status, path).toBe(403)
+    }
+    for (const path of [
+      '//api/export?bot=shop&user=u1',
+      '/api//export?bot=shop&user=u1',
+      '/api/export/?bot=shop&user=u1',
+    ])
+      expect((await rawRequest(`${collector.url}${path}`, { headers: viewer })).status, path).toBe(404)
+  })
+
   it('the routes of the table that the cases cover are every role-checked route', () => {
     const covered = new Set(CASES.map((c) => c.route))
     const roleRoutes = ROUTE_RULES.filter((r) => r.bot !== undefined && r.path !== '/api/stream').map(
