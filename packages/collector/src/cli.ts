@@ -1,8 +1,18 @@
 #!/usr/bin/env node
+import { eraseUserVerb, hashPasswordVerb } from './cli-verbs'
 import { startCollector } from './collector'
 import { parseCommandLine, USAGE } from './config'
 
 async function main(): Promise<void> {
+  const verb = process.argv[2]
+  if (verb === 'hash-password') {
+    console.log(await hashPasswordVerb())
+    return
+  }
+  if (verb === 'erase-user') {
+    console.log(JSON.stringify(await eraseUserVerb(process.argv.slice(3))))
+    return
+  }
   let command: ReturnType<typeof parseCommandLine>
   try {
     command = parseCommandLine(process.argv.slice(2))
@@ -14,7 +24,7 @@ async function main(): Promise<void> {
     console.log(USAGE)
     return
   }
-  const collector = await startCollector(command.options)
+  const collector = await startCollector({ log: 'info', ...command.options })
   console.log(`convotrack collector listening on ${collector.url}`)
   console.log(`  dashboard  ${collector.url}/`)
   console.log(`  tracking   ${collector.url}/track`)
@@ -26,6 +36,14 @@ async function main(): Promise<void> {
         .bots()
         .map((b) => b.name + (b.canPause ? ' (pause webhook)' : ''))
         .join(', ') || '(none)'
+    }`,
+  )
+  const auth = command.options.auth
+  console.log(
+    `  sign-in    ${
+      auth
+        ? `${auth.users?.length ?? 0} user(s), ${auth.tokens?.length ?? 0} token(s)${auth.trustProxyHeader ? `, proxy header ${auth.trustProxyHeader}` : ''}`
+        : 'none (open to whoever reaches the address)'
     }`,
   )
   let stopping = false

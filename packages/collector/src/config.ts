@@ -1,20 +1,26 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+import type { AuthOptions, AuthToken, AuthUser, BotConfig, CollectorOptions, MessengerPageConfig } from './options'
 
 /** What `--help` prints. */
 export const USAGE = `convotrack-collector — the local convotrack tracking service and dashboard
 
 Usage: convotrack-collector [options]
+       convotrack-collector hash-password            reads a password on stdin, prints its passwordHash
+       convotrack-collector erase-user --db <file> --bot <name> --user <id>
 
   --port <n>                 TCP port (default 8787; 0 picks a free one)
   --host <addr>              interface to listen on (default 127.0.0.1)
   --db <file|:memory:>       SQLite database (default ./convotrack.db)
-  --config <bots.json>       bots and Messenger pages: { "bots": [...], "messengerPages": [...] }
+  --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...] }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
   --no-demo-bot              don't register the demo bot (apiKey demo-key)
   --max-body-bytes <n>       largest POST /track body (default 1048576)
+  --no-auth                  allow a non-loopback --host without sign-in (auth in --config)
+  --allowed-host <name>      a host name the dashboard answers to (repeatable; DNS-rebinding guard)
+  --retain-days <n>          delete records older than n days (per bot: "retainDays" in --config)
+  --log-level <level>        JSON log level: fatal, error, warn, info (default), debug, silent
   -h, --help                 this text
 
 Secret values may be written env:NAME to read them from the environment.`
@@ -41,7 +47,52 @@ function botFrom(o: Obj, where: string, env: NodeJS.ProcessEnv): BotConfig {
     if (typeof o[key] === 'string') bot[key] = o[key] as string
   const secret = secretValue(o.webhookSecret, `${where}.webhookSecret`, env)
   if (typeof secret === 'string') bot.webhookSecret = secret
+  const days = o.retainDays === undefined ? undefined : Number(o.retainDays)
+  if (days !== undefined) bot.retainDays = positive(days, `${where}.retainDays`)
   return bot
+}
+
+const positive = (v: unknown, where: string): number | undefined => {
+  if (v === undefined) return undefined
+  if (typeof v !== 'number' || !(v > 0)) throw new Error(`${where} must be a positive number`)
+  return v
+}
+
+function authFrom(o: Obj, where: string, env: NodeJS.ProcessEnv): AuthOptions {
+  const auth: AuthOptions = {}
+  const list = (key: string): Obj[] => {
+    const v = o[key]
+    if (v === undefined) return []
+    if (!Array.isArray(v)) throw new Error(`${where}.${key} must be an array`)
+    return v.map((x) => (x ?? {}) as Obj)
+  }
+  if (o.users !== undefined)
+    auth.users = list('users').map((u, i) => {
+      const w = `${where}.users[${i}]`
+      const hash = secretValue(u.passwordHash, `${w}.passwordHash`, env)
+      return {
+        name: String(u.name ?? ''),
+        ...(typeof hash === 'string' ? { passwordHash: hash } : {}),
+        role: u.role as AuthUser['role'],
+        bots: u.bots as string[],
+      }
+    })
+  if (o.tokens !== undefined)
+    auth.tokens = list('tokens').map((t, i) => ({
+      name: String(t.name ?? ''),
+      token: String(secretValue(t.token, `${where}.tokens[${i}].token`, env) ?? ''),
+      role: t.role as AuthToken['role'],
+      bots: t.bots as string[],
+    }))
+  for (const key of ['metricsToken', 'sessionSecret'] as const) {
+    const v = secretValue(o[key], `${where}.${key}`, env)
+    if (typeof v === 'string') auth[key] = v
+  }
+  if (typeof o.trustProxyHeader === 'string') auth.trustProxyHeader = o.trustProxyHeader
+  if (Array.isArray(o.trustProxyFrom)) auth.trustProxyFrom = o.trustProxyFrom.map(String)
+  const hours = positive(o.sessionHours, `${where}.sessionHours`)
+  if (hours !== undefined) auth.sessionHours = hours
+  return auth
 }
 
 function pageFrom(o: Obj, where: string, env: NodeJS.ProcessEnv): MessengerPageConfig {
@@ -85,6 +136,17 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   if (typeof root.host === 'string') options.host = root.host
   if (typeof root.db === 'string') options.db = root.db
   if (typeof root.demoBot === 'boolean') options.demoBot = root.demoBot
+  if (root.auth !== undefined) {
+    if (typeof root.auth !== 'object' || root.auth === null) throw new Error(`${path}: "auth" must be an object`)
+    options.auth = authFrom(root.auth as Obj, `${path} auth`, env)
+  }
+  if (typeof root.noAuth === 'boolean') options.noAuth = root.noAuth
+  if (root.allowedHosts !== undefined) {
+    if (!Array.isArray(root.allowedHosts)) throw new Error(`${path}: "allowedHosts" must be an array`)
+    options.allowedHosts = root.allowedHosts.map(String)
+  }
+  const days = positive(root.retainDays, `${path}: "retainDays"`)
+  if (days !== undefined) options.retainDays = days
   return options
 }
 
@@ -119,6 +181,10 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
       'messenger-page': { type: 'string', multiple: true },
       'no-demo-bot': { type: 'boolean' },
       'max-body-bytes': { type: 'string' },
+      'no-auth': { type: 'boolean' },
+      'allowed-host': { type: 'string', multiple: true },
+      'retain-days': { type: 'string' },
+      'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -141,6 +207,20 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   )
   if (pages.length) options.messengerPages = [...(options.messengerPages ?? []), ...pages]
   if (values['no-demo-bot']) options.demoBot = false
+  if (values['no-auth']) options.noAuth = true
+  if (values['allowed-host']?.length)
+    options.allowedHosts = [...(options.allowedHosts ?? []), ...values['allowed-host']]
+  if (values['retain-days'] !== undefined) {
+    const n = Number(values['retain-days'])
+    if (!(n > 0)) throw new Error('--retain-days must be a positive number')
+    options.retainDays = n
+  }
+  const level = values['log-level']
+  if (level !== undefined) {
+    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level))
+      throw new Error('--log-level must be fatal, error, warn, info, debug, trace or silent')
+    options.log = level === 'silent' ? false : (level as 'info')
+  }
   if (values['max-body-bytes'] !== undefined) {
     const n = Number(values['max-body-bytes'])
     if (!Number.isInteger(n) || n <= 0) throw new Error('--max-body-bytes must be a positive integer')

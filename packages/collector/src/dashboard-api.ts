@@ -1,4 +1,5 @@
-import express, { type Request, type Router } from 'express'
+import express, { type Request, type Response, type Router } from 'express'
+import { inScope, principalOf, scopeOf } from './auth'
 import type { BotRegistry } from './bot-registry'
 import { RequestError } from './errors'
 import type { LiveFeed } from './live-feed'
@@ -12,9 +13,11 @@ const TRANSCRIPT_PAGE = 500
 
 const BUCKETS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }
 
-function filterOf(req: Request): ReadFilter {
+/** `?bot=` and the caller's bot scope (the access gate refused bots out of scope already). */
+function filterOf(req: Request, res: Response): ReadFilter {
   const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
-  return bot === undefined ? {} : { bot }
+  const bots = scopeOf(res)
+  return { ...(bot === undefined ? {} : { bot }), ...(bots === undefined ? {} : { bots }) }
 }
 
 function intParam(req: Request, name: string): number | undefined {
@@ -33,7 +36,8 @@ function requiredString(value: unknown, path: string): string {
 
 /**
  * The dashboard's read API and takeover actions, under `/api`. JSON in, JSON out; errors are
- * `{ error: { code, message, path } }`. No login: the collector listens on 127.0.0.1.
+ * `{ error: { code, message, path } }`. Sign-in, roles and bot scope are checked before, by the
+ * access gate (`auth.ts`, `access-rules.ts`); list queries here are filtered to the caller's bots.
  *
  * @example app.use('/api', dashboardApi({ bots, store, feed, takeover, messenger }))
  */
@@ -53,24 +57,28 @@ export function dashboardApi(deps: {
   const operator = new OperatorLog()
 
   api.get('/bots', (_req, res) => {
-    res.json(deps.bots.list())
+    res.json(deps.bots.list().filter((b) => inScope(res, b.name)))
   })
   api.get('/stats', async (req, res) => {
-    const filter = filterOf(req)
+    const filter = filterOf(req, res)
     res.json({ ...(await deps.store.counts(filter)), bot: filter.bot ?? null, streams: deps.feed.size })
   })
   api.get('/stream', (req, res) => {
-    deps.feed.attach(req, res, filterOf(req).bot)
+    deps.feed.attach(req, res, filterOf(req, res).bot, { bots: scopeOf(res), session: principalOf(res).session?.id })
   })
   api.get('/messages', async (req, res) => {
     res.json(
       operator.mark(
-        await deps.store.recent({ ...filterOf(req), limit: intParam(req, 'limit'), afterId: intParam(req, 'afterId') }),
+        await deps.store.recent({
+          ...filterOf(req, res),
+          limit: intParam(req, 'limit'),
+          afterId: intParam(req, 'afterId'),
+        }),
       ),
     )
   })
   api.get('/conversations', async (req, res) => {
-    res.json(await deps.store.conversations({ ...filterOf(req), limit: intParam(req, 'limit') }))
+    res.json(await deps.store.conversations({ ...filterOf(req, res), limit: intParam(req, 'limit') }))
   })
   api.get('/transcript', async (req, res) => {
     const bot = requiredString(req.query.bot, 'bot')
@@ -94,23 +102,23 @@ export function dashboardApi(deps: {
     res.json({ ...record, raw: JSON.parse(record.raw) })
   })
   api.get('/reports/not-handled', async (req, res) => {
-    res.json(await deps.store.notHandled(filterOf(req)))
+    res.json(await deps.store.notHandled(filterOf(req, res)))
   })
   api.get('/reports/intents', async (req, res) => {
-    res.json(await deps.store.intents(filterOf(req)))
+    res.json(await deps.store.intents(filterOf(req, res)))
   })
   api.get('/reports/events', async (req, res) => {
-    res.json(await deps.store.events(filterOf(req)))
+    res.json(await deps.store.events(filterOf(req, res)))
   })
   api.get('/reports/segments', async (req, res) => {
-    res.json(await deps.store.segments(filterOf(req)))
+    res.json(await deps.store.segments(filterOf(req, res)))
   })
   api.get('/reports/timeline', async (req, res) => {
     const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
     const bucketMs = BUCKETS[name]
     if (!bucketMs)
       throw new RequestError(400, 'invalid_request', 'query `bucket` must be minute, hour or day', 'bucket')
-    res.json(await deps.store.timeline({ ...filterOf(req), bucketMs, since: intParam(req, 'since') }))
+    res.json(await deps.store.timeline({ ...filterOf(req, res), bucketMs, since: intParam(req, 'since') }))
   })
 
   api.post('/pause', async (req, res) => {
@@ -145,7 +153,7 @@ export function dashboardApi(deps: {
   })
 
   api.get('/messenger-pages', (_req, res) => {
-    res.json({ webhookUrl: deps.webhookUrl(), pages: deps.messenger.list() })
+    res.json({ webhookUrl: deps.webhookUrl(), pages: deps.messenger.list().filter((p) => inScope(res, p.bot)) })
   })
   api.post('/messenger-pages', async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>

@@ -21,6 +21,13 @@ export type CollectorErrorCode =
   | 'no_webhook'
   | 'webhook_failed'
   | 'invalid_request'
+  | 'unauthorized'
+  | 'invalid_credentials'
+  | 'forbidden'
+  | 'cross_origin'
+  | 'invalid_host'
+  | 'too_many_attempts'
+  | 'not_ready'
   | 'internal_error'
   | 'store_unavailable'
 

@@ -1,5 +1,7 @@
+export { type Access, type AuditDraft, ROUTE_RULES, type RouteRule } from './access-rules'
+export { type Principal, validateAuth } from './auth'
 export { type BotInfo, DEMO_BOT } from './bot-registry'
-export { type Collector, DEFAULT_PORT, startCollector } from './collector'
+export { type Collector, DEFAULT_PORT, isLoopbackHost, NO_AUTH_HELP, startCollector } from './collector'
 export { loadConfigFile, parseCommandLine } from './config'
 export { type CollectorErrorCode, RequestError } from './errors'
 export {
@@ -10,14 +12,28 @@ export {
   type RecordPlatform,
   type StoredRecordType,
 } from './legacy-records'
+export { type LogOption, REDACT_PATHS } from './logging'
 export { MESSENGER_WEBHOOK_PATH, verifyHubSignature } from './messenger-webhook'
+export { CollectorMetrics } from './metrics'
 export type { EventFields, MessageButton, NormalizedMessage } from './normalize'
 export { normalizeRecord } from './normalize'
-export type { BotConfig, CollectorOptions, MessengerPageConfig, WebhookRetryOptions } from './options'
+export type {
+  AuthOptions,
+  AuthToken,
+  AuthUser,
+  BotConfig,
+  CollectorOptions,
+  MessengerPageConfig,
+  Role,
+  WebhookRetryOptions,
+} from './options'
+export { hashPassword, verifyPassword } from './password'
 export { SqliteRecordStore } from './sqlite-store'
 export type {
   AddResult,
+  AuditEntry,
   ConversationSummary,
+  ErasureResult,
   EventsReport,
   IncomingRecord,
   IntentLine,

@@ -3,6 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 interface Client {
   res: ServerResponse
   bot: string | undefined
+  /** The signed-in user's bots; undefined = every bot. */
+  allowed: ReadonlySet<string> | undefined
+  /** The session the stream belongs to (ended on sign-out). */
+  session: string | undefined
 }
 
 /**
@@ -28,8 +32,16 @@ export class LiveFeed {
     return this.clients.size
   }
 
-  /** Turns a request into an event stream; only `bot`'s events when given. */
-  attach(req: IncomingMessage, res: ServerResponse, bot?: string): void {
+  /**
+   * Turns a request into an event stream; only `bot`'s events when given, only events of
+   * `scope.bots` when given (events without a bot are then not sent).
+   */
+  attach(
+    req: IncomingMessage,
+    res: ServerResponse,
+    bot?: string,
+    scope: { bots?: readonly string[]; session?: string } = {},
+  ): void {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -37,7 +49,7 @@ export class LiveFeed {
       'x-accel-buffering': 'no',
     })
     res.write('retry: 2000\n\n')
-    const client: Client = { res, bot }
+    const client: Client = { res, bot, allowed: scope.bots && new Set(scope.bots), session: scope.session }
     this.clients.add(client)
     req.on('close', () => this.clients.delete(client))
   }
@@ -46,7 +58,19 @@ export class LiveFeed {
   publish(event: string, data: unknown, bot?: string): void {
     if (this.clients.size === 0) return
     const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
-    for (const c of this.clients) if (c.bot === undefined || bot === undefined || c.bot === bot) c.res.write(frame)
+    for (const c of this.clients) {
+      if (c.allowed && (bot === undefined || !c.allowed.has(bot))) continue
+      if (c.bot === undefined || bot === undefined || c.bot === bot) c.res.write(frame)
+    }
+  }
+
+  /** Ends the streams of one session (sign-out). */
+  endSession(session: string): void {
+    for (const c of this.clients)
+      if (c.session === session) {
+        c.res.end()
+        this.clients.delete(c)
+      }
   }
 
   /** Ends every stream. */

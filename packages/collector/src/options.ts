@@ -17,6 +17,8 @@ export interface BotConfig {
   webhookSecret?: string
   /** Where the operator's message box POSTs `{ userId, text }`, signed like the pause webhook ("send as the bot"). */
   operatorMessageUrl?: string
+  /** Keep this bot's records this many days (overrides the collector's `retainDays`). */
+  retainDays?: number
 }
 
 /**
@@ -51,8 +53,29 @@ export interface WebhookRetryOptions {
 export interface CollectorOptions {
   /** TCP port; 0 picks a free one. Default 8787 (the SDK's default `baseUrl`). */
   port?: number
-  /** Interface to listen on. Default `127.0.0.1`: the dashboard has no login, keep it local. */
+  /**
+   * Interface to listen on. Default `127.0.0.1`. A non-loopback address needs `auth` (or an
+   * explicit `noAuth: true`): the collector refuses to start otherwise.
+   */
   host?: string
+  /** Sign-in, roles and bot scopes for a shared collector. Without it the dashboard is open to whoever reaches it. */
+  auth?: AuthOptions
+  /** Listen on a non-loopback address without `auth` (a warning is logged). Default false. */
+  noAuth?: boolean
+  /**
+   * Host names the dashboard answers to besides loopback names, the listen address and this
+   * machine's names (DNS-rebinding guard), e.g. `['convotrack.example.com']`.
+   */
+  allowedHosts?: string[]
+  /** Delete records older than this many days (per bot: `BotConfig.retainDays`). Default: keep forever. */
+  retainDays?: number
+  /** How often the retention sweep runs, ms. Default 3 600 000 (hourly; also once at start). */
+  retentionSweepMs?: number
+  /**
+   * Structured JSON logs (pino), secrets redacted: a level (on stdout), `{ level, stream }`, your
+   * own pino logger, or false for none. Default level `warn`; the CLI logs `info` (one line per request).
+   */
+  log?: import('./logging').LogOption
   /** SQLite file path, or `:memory:`. Default `:memory:`. Ignored when `store` is given. */
   db?: string
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
@@ -83,4 +106,58 @@ export interface CollectorOptions {
   webhookRetry?: WebhookRetryOptions
   /** Folder of the dashboard's static files. Default the package's `public/`. */
   publicDir?: string
+}
+
+/** What a user or token may do: `viewer` reads, `operator` also pauses and sends operator messages, `admin` also manages bots, pages, erasure and export. */
+export type Role = 'viewer' | 'operator' | 'admin'
+
+/**
+ * A person who signs in on the login page.
+ *
+ * @example { name: 'ada', passwordHash: 'scrypt$16384$8$1$…', role: 'operator', bots: ['shop'] }
+ */
+export interface AuthUser {
+  /** Sign-in name (with `trustProxyHeader`: the value the proxy sends, e.g. an email). */
+  name: string
+  /** From `convotrack-collector hash-password` (scrypt). Omit for a proxy-only user. */
+  passwordHash?: string
+  role: Role
+  /** Bot names this user sees, or `['*']` for all. */
+  bots: string[]
+}
+
+/**
+ * A machine credential sent as `Authorization: Bearer <token>`.
+ *
+ * @example { name: 'grafana', token: process.env.CONVOTRACK_GRAFANA_TOKEN!, role: 'viewer', bots: ['*'] }
+ */
+export interface AuthToken {
+  name: string
+  /** At least 16 characters. Never logged. */
+  token: string
+  role: Role
+  bots: string[]
+}
+
+/**
+ * Sign-in for a shared collector.
+ *
+ * @example { users: [{ name: 'ada', passwordHash, role: 'admin', bots: ['*'] }], metricsToken: process.env.METRICS_TOKEN }
+ */
+export interface AuthOptions {
+  users?: AuthUser[]
+  tokens?: AuthToken[]
+  /**
+   * A header set by an authenticating proxy (oauth2-proxy: `X-Forwarded-Email`) naming the
+   * signed-in person; mapped to the user of that name. Honoured only from `trustProxyFrom`.
+   */
+  trustProxyHeader?: string
+  /** Remote addresses the proxy header is accepted from. Default loopback only. */
+  trustProxyFrom?: string[]
+  /** Bearer token `GET /metrics` needs (when `auth` is set, /metrics answers 401 without it). */
+  metricsToken?: string
+  /** Signs session cookies; default a random key per process (restarts sign everyone out). */
+  sessionSecret?: string
+  /** Session lifetime in hours. Default 12. */
+  sessionHours?: number
 }

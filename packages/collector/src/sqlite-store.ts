@@ -3,7 +3,9 @@ import type { NormalizedMessage } from './normalize'
 import type { MessengerPageConfig } from './options'
 import type {
   AddResult,
+  AuditEntry,
   ConversationSummary,
+  ErasureResult,
   EventsReport,
   IncomingRecord,
   IntentLine,
@@ -61,6 +63,20 @@ CREATE TABLE IF NOT EXISTS pauses (
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (bot, thread)
 );
+CREATE INDEX IF NOT EXISTS messages_bot_user ON messages (bot, user_id, record_id);
+CREATE INDEX IF NOT EXISTS messages_record ON messages (record_id);
+CREATE INDEX IF NOT EXISTS records_received ON records (received_at);
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  bot TEXT,
+  target TEXT,
+  detail TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_bot ON audit (bot, id);
+CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS messenger_pages (
   page_id TEXT PRIMARY KEY,
   app_secret TEXT NOT NULL,
@@ -296,11 +312,10 @@ export class SqliteRecordStore implements RecordStore {
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
     const limit = clampLimit(filter.limit, 100)
-    const where = [filter.bot !== undefined ? 'm.bot = ?' : '', filter.afterId !== undefined ? 'm.id > ?' : ''].filter(
-      Boolean,
-    )
-    const params = [filter.bot, filter.afterId].filter((p) => p !== undefined)
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    const sc = scope(filter, 'm.bot')
+    const after = filter.afterId !== undefined ? ' AND m.id > ?' : ''
+    const params = [...sc.params, ...(filter.afterId !== undefined ? [filter.afterId] : [])]
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE 1 = 1${sc.and}${after}
       ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
     return this.all<MessageRow>(sql, ...params, limit).map(toMessage)
   }
@@ -322,11 +337,11 @@ export class SqliteRecordStore implements RecordStore {
        FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
                max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
                max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
-             FROM messages ${filter.bot !== undefined ? 'WHERE bot = ?' : ''} GROUP BY bot, thread) c
+             FROM messages WHERE 1 = 1${scope(filter).and} GROUP BY bot, thread) c
        JOIN messages m ON m.id = c.last_id
        LEFT JOIN pauses p ON p.bot = m.bot AND p.thread = m.thread
        ORDER BY m.id DESC LIMIT ?`,
-      ...(filter.bot !== undefined ? [filter.bot] : []),
+      ...scope(filter).params,
       limit,
     )
     return rows.map((r) => ({
@@ -358,20 +373,20 @@ export class SqliteRecordStore implements RecordStore {
    * counts once, grouped by text (case and surrounding spaces aside).
    */
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    const bot = filter.bot !== undefined
     const rows = this.all<{ text: string; count: number; users: number; lastTs: number; bots: string }>(
       `WITH nh(id) AS (
-         SELECT id FROM messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${bot ? 'AND bot = ?' : ''}
+         SELECT id FROM messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${scope(filter).and}
          UNION
          SELECT (SELECT max(i.id) FROM messages i
                  WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming' AND i.id < o.id)
-         FROM messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing' ${bot ? 'AND o.bot = ?' : ''}
+         FROM messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing' ${scope(filter, 'o.bot').and}
        )
        SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS lastTs,
               group_concat(DISTINCT bot) AS bots
        FROM messages WHERE id IN (SELECT id FROM nh WHERE id IS NOT NULL)
        GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, lastTs DESC LIMIT 500`,
-      ...(bot ? [filter.bot, filter.bot] : []),
+      ...scope(filter).params,
+      ...scope(filter, 'o.bot').params,
     )
     return rows.map((r) => ({ ...r, bots: r.bots ? r.bots.split(',') : [] }))
   }
@@ -380,15 +395,14 @@ export class SqliteRecordStore implements RecordStore {
     return this.all<IntentLine>(
       `SELECT intent, count(*) AS count, sum(direction = 'incoming') AS incoming, sum(direction = 'outgoing') AS outgoing,
               avg(confidence) AS avgConfidence
-       FROM messages WHERE intent IS NOT NULL AND direction != 'event' ${filter.bot !== undefined ? 'AND bot = ?' : ''}
+       FROM messages WHERE intent IS NOT NULL AND direction != 'event' ${scope(filter).and}
        GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
-      ...(filter.bot !== undefined ? [filter.bot] : []),
+      ...scope(filter).params,
     )
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    const and = filter.bot !== undefined ? 'AND m.bot = ?' : ''
-    const p = filter.bot !== undefined ? [filter.bot] : []
+    const { and, params: p } = scope(filter, 'm.bot')
     const byName = (type: string) =>
       this.all<{ name: string; count: number; total: number | null }>(
         `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM messages m
@@ -429,9 +443,9 @@ export class SqliteRecordStore implements RecordStore {
     // The latest metadata each user sent: that's who they are now.
     const rows = this.all<{ user_json: string }>(
       `SELECT m.user_json FROM messages m
-       JOIN (SELECT bot, user_id, max(id) AS id FROM messages WHERE user_json IS NOT NULL ${filter.bot !== undefined ? 'AND bot = ?' : ''}
+       JOIN (SELECT bot, user_id, max(id) AS id FROM messages WHERE user_json IS NOT NULL ${scope(filter).and}
              GROUP BY bot, user_id) u ON u.id = m.id`,
-      ...(filter.bot !== undefined ? [filter.bot] : []),
+      ...scope(filter).params,
     )
     const fields = new Map<string, Map<string, number>>()
     for (const row of rows) {
@@ -462,9 +476,9 @@ export class SqliteRecordStore implements RecordStore {
       // The bucket is an integer we made: inlined so SQLite does integer division.
       `SELECT (ts / ${bucket}) * ${bucket} AS t, sum(direction = 'incoming') AS incoming, sum(direction = 'outgoing') AS outgoing,
               sum(direction = 'event') AS events
-       FROM messages WHERE ts >= ? ${filter.bot !== undefined ? 'AND bot = ?' : ''} GROUP BY t ORDER BY t`,
+       FROM messages WHERE ts >= ? ${scope(filter).and} GROUP BY t ORDER BY t`,
       filter.since ?? 0,
-      ...(filter.bot !== undefined ? [filter.bot] : []),
+      ...scope(filter).params,
     )
   }
 
@@ -503,17 +517,147 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    const where = filter.bot !== undefined ? ' WHERE bot = ?' : ''
-    const p = filter.bot !== undefined ? [filter.bot] : []
-    const records = (this.stmt(`SELECT count(*) AS n FROM records${where}`).get(...p) as { n: number }).n
-    const messages = (this.stmt(`SELECT count(*) AS n FROM messages${where}`).get(...p) as { n: number }).n
+    const r = scope(filter)
+    const records = (
+      this.stmt(`SELECT count(*) AS n FROM records WHERE 1 = 1${r.and}`).get(...r.params) as { n: number }
+    ).n
+    const messages = (
+      this.stmt(`SELECT count(*) AS n FROM messages WHERE 1 = 1${r.and}`).get(...r.params) as { n: number }
+    ).n
     return { records, messages }
+  }
+
+  /** Deletes the records listed in the temp table `doomed`, and their messages; returns how many records. */
+  private deleteDoomed(): { records: number; messages: number } {
+    const messages = this.stmt('DELETE FROM messages WHERE record_id IN (SELECT id FROM doomed)').run().changes
+    const records = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
+    this.stmt('DELETE FROM doomed').run()
+    return { records, messages }
+  }
+
+  async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
+    this.commitPending()
+    return this.db.transaction((): ErasureResult => {
+      const threads = this.all<{ thread: string }>(
+        'SELECT DISTINCT thread FROM messages WHERE bot = ? AND user_id = ?',
+        bot,
+        userId,
+      ).map((t) => t.thread)
+      this.stmt('DELETE FROM doomed').run()
+      this.stmt('INSERT OR IGNORE INTO doomed (id) SELECT record_id FROM messages WHERE bot = ? AND user_id = ?').run(
+        bot,
+        userId,
+      )
+      const gone = this.deleteDoomed()
+      const json = JSON.stringify([userId, ...threads])
+      this.stmt('DELETE FROM pauses WHERE bot = ? AND thread IN (SELECT value FROM json_each(?))').run(bot, json)
+      this.stmt('UPDATE audit SET detail = NULL WHERE bot = ? AND target IN (SELECT value FROM json_each(?))').run(
+        bot,
+        json,
+      )
+      return { removed: gone.records, messages: gone.messages, threads }
+    })()
+  }
+
+  async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
+    let after = 0
+    for (;;) {
+      const rows = this.all<StoredRecord>(
+        `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS receivedAt, r.raw
+         FROM records r WHERE r.id IN (
+           SELECT DISTINCT record_id FROM messages WHERE bot = ? AND user_id = ? AND record_id > ? ORDER BY record_id LIMIT 500)
+         ORDER BY r.id`,
+        bot,
+        userId,
+        after,
+      )
+      if (rows.length === 0) return
+      for (const row of rows) yield row
+      after = (rows[rows.length - 1] as StoredRecord).id
+      // Let ingest and other requests run between pages.
+      await new Promise((r) => setImmediate(r))
+    }
+  }
+
+  async deleteOlderThan(opts: {
+    before: number
+    bot?: string
+    exceptBots?: readonly string[]
+    limit: number
+  }): Promise<number> {
+    this.commitPending()
+    return this.db.transaction((): number => {
+      this.stmt('DELETE FROM doomed').run()
+      const where = [
+        opts.bot !== undefined ? ' AND bot = ?' : '',
+        opts.exceptBots?.length ? ' AND bot NOT IN (SELECT value FROM json_each(?))' : '',
+      ].join('')
+      const params: unknown[] = [opts.before]
+      if (opts.bot !== undefined) params.push(opts.bot)
+      if (opts.exceptBots?.length) params.push(JSON.stringify(opts.exceptBots))
+      this.stmt(
+        `INSERT INTO doomed (id) SELECT id FROM records WHERE received_at < ?${where} ORDER BY received_at LIMIT ?`,
+      ).run(...params, Math.max(1, Math.floor(opts.limit)))
+      return this.deleteDoomed().records
+    })()
+  }
+
+  async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
+    const id = Number(
+      this.stmt('INSERT INTO audit (ts, actor, action, bot, target, detail) VALUES (?, ?, ?, ?, ?, ?)').run(
+        entry.ts,
+        entry.actor,
+        entry.action,
+        entry.bot,
+        entry.target,
+        entry.detail === null ? null : JSON.stringify(entry.detail),
+      ).lastInsertRowid,
+    )
+    return { ...entry, id }
+  }
+
+  async audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]> {
+    const params: unknown[] = []
+    let where = 'WHERE 1 = 1'
+    if (filter.bots !== undefined) {
+      where += ' AND bot IN (SELECT value FROM json_each(?))'
+      params.push(JSON.stringify(filter.bots))
+    }
+    if (filter.beforeId !== undefined) {
+      where += ' AND id < ?'
+      params.push(filter.beforeId)
+    }
+    const rows = this.all<Omit<AuditEntry, 'detail'> & { detail: string | null }>(
+      `SELECT id, ts, actor, action, bot, target, detail FROM audit ${where} ORDER BY id DESC LIMIT ?`,
+      ...params,
+      clampLimit(filter.limit, 200),
+    )
+    return rows.map((r) => ({ ...r, detail: r.detail === null ? null : JSON.parse(r.detail) }))
+  }
+
+  async ping(): Promise<void> {
+    this.stmt('SELECT 1').get()
   }
 
   async close(): Promise<void> {
     if (this.db.open) this.commitPending()
     if (this.db.open) this.db.close()
   }
+}
+
+/** The bot scope of a read as SQL: ` AND col = ? AND col IN (json list)`, with its parameters. */
+function scope(filter: ReadFilter, col = 'bot'): { and: string; params: unknown[] } {
+  let and = ''
+  const params: unknown[] = []
+  if (filter.bot !== undefined) {
+    and += ` AND ${col} = ?`
+    params.push(filter.bot)
+  }
+  if (filter.bots !== undefined) {
+    and += ` AND ${col} IN (SELECT value FROM json_each(?))`
+    params.push(JSON.stringify(filter.bots))
+  }
+  return { and, params }
 }
 
 function clampLimit(limit: number | undefined, fallback: number): number {

@@ -104,6 +104,34 @@ export interface TimelineBucket {
 export interface ReadFilter {
   /** Only this bot's records. */
   bot?: string
+  /** Only these bots' records (the signed-in user's scope); combined with `bot`. An empty list matches nothing. */
+  bots?: readonly string[]
+}
+
+/** One line of the audit log: who did what to which bot's conversation. */
+export interface AuditEntry {
+  id: number
+  /** Epoch ms. */
+  ts: number
+  /** User or token name; `local` without auth. */
+  actor: string
+  /** `pause`, `resume`, `operator-message`, `messenger-page`, `erase`. */
+  action: string
+  bot: string | null
+  /** The conversation, user or page acted on. */
+  target: string | null
+  /** Action details (the operator's text, the count erased). */
+  detail: Record<string, unknown> | null
+}
+
+/** What {@link RecordStore.eraseUser} removed. */
+export interface ErasureResult {
+  /** Records removed. */
+  removed: number
+  /** Messages (and events) removed. */
+  messages: number
+  /** Conversations (threads) the user had: stream entries of these are dropped by dashboards. */
+  threads: string[]
 }
 
 /** One page of a transcript: the latest `limit` messages older than `beforeId`. */
@@ -164,7 +192,27 @@ export interface RecordStore {
   /** Messenger page connections added from the dashboard, kept across restarts. */
   saveMessengerPage(page: MessengerPageConfig): Promise<void>
   messengerPages(): Promise<MessengerPageConfig[]>
-  /** Counts, optionally of one bot (the dashboard's header, the benchmark). */
+  /** Counts, for the dashboard header and the benchmark; within `filter` when given. */
   counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
+  /** Erases one end user of one bot: every record, message and event, the pause state of their threads; audit details about them are blanked. */
+  eraseUser(bot: string, userId: string): Promise<ErasureResult>
+  /** One user's records in arrival order, read in pages (bounded memory), for data portability. */
+  exportUser(bot: string, userId: string): AsyncIterable<StoredRecord>
+  /**
+   * Retention: deletes at most `limit` of the oldest records received before `before` (of `bot`, or of
+   * every bot but `exceptBots`), with their messages; returns how many. Called in small steps.
+   */
+  deleteOlderThan(opts: {
+    before: number
+    bot?: string
+    exceptBots?: readonly string[]
+    limit: number
+  }): Promise<number>
+  /** Appends to the audit log. */
+  addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>
+  /** Audit log, newest first; `bots` limits to those bots' entries (and entries without a bot when it includes '*'). */
+  audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]>
+  /** Cheap liveness probe of the database (readiness). */
+  ping(): Promise<void>
   close(): Promise<void>
 }

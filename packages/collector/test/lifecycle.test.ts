@@ -1,0 +1,273 @@
+/**
+ * Data lifecycle on a real collector (SQLite): erasure of one end user with the live feed
+ * open, retention sweeps, and the NDJSON export of 100 000 records read as fast as the client
+ * takes them (bounded memory).
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  type Collector,
+  normalizeRecord,
+  type RecordStore,
+  SqliteRecordStore,
+  type StoredRecord,
+  startCollector,
+} from '@convotrack/collector'
+import { afterEach, describe, expect, it } from 'vitest'
+import { eraseUserVerb } from '../src/cli-verbs'
+import { openStream, type Receiver, say, startReceiver } from './support/team'
+
+let collector: Collector | undefined
+let receiver: Receiver | undefined
+afterEach(async () => {
+  await collector?.close()
+  await receiver?.close()
+  collector = undefined
+  receiver = undefined
+})
+
+const ADMIN = { authorization: 'Bearer tok_admin_0123456789abcdef' }
+const get = async <T>(path: string): Promise<T> => {
+  const res = await fetch(`${collector?.url}${path}`, { headers: ADMIN })
+  expect(res.status, path).toBe(200)
+  return (await res.json()) as T
+}
+
+/** Stores a universal incoming message received at `receivedAt` straight into the store. */
+function addAt(store: RecordStore, bot: string, userId: string, text: string, receivedAt: number) {
+  const body = { text, userId }
+  return store.add(
+    { bot, platform: 'universal', type: 'incoming', v: '11.1.0-rest', raw: JSON.stringify(body), receivedAt },
+    normalizeRecord('universal', 'incoming', body),
+  )
+}
+
+describe('erasure', () => {
+  it('removes one user of one bot from every report, transcript and raw view; the live feed is told', async () => {
+    receiver = await startReceiver()
+    collector = await startCollector({
+      port: 0,
+      log: false,
+      bots: [
+        { name: 'shop', apiKey: 'shop-key', pauseWebhookUrl: `${receiver.url}/pause` },
+        { name: 'other', apiKey: 'other-key' },
+      ],
+      auth: { tokens: [{ name: 'admin', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
+    })
+    const url = collector.url
+    const gone = [
+      await say(url, 'shop-key', 'ada', 'where is my parcel'),
+      await say(url, 'shop-key', 'ada', 'blorp zzz'),
+      await say(url, 'shop-key', 'ada', 'my address is 1 Secret Lane'),
+    ]
+    const keptSameBot = await say(url, 'shop-key', 'bob', 'blorp zzz')
+    const keptOtherBot = await say(url, 'other-key', 'ada', 'ada on another bot')
+    const pause = await fetch(`${url}/api/pause`, {
+      method: 'POST',
+      headers: { ...ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ bot: 'shop', thread: 'ada', paused: true }),
+    })
+    expect(pause.status).toBe(200)
+    const stream = await openStream(`${url}/api/stream`, ADMIN)
+
+    const res = await fetch(`${url}/api/users/ada?bot=shop`, { method: 'DELETE', headers: ADMIN })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ removed: 3, messages: 3 })
+
+    await expect
+      .poll(() => stream.events.find((e) => e.event === 'erase')?.data, { timeout: 5000 })
+      .toEqual({
+        bot: 'shop',
+        userId: 'ada',
+        threads: ['ada'],
+      })
+    stream.close()
+    const transcript = await get<{ messages: unknown[]; paused: boolean }>('/api/transcript?bot=shop&thread=ada')
+    expect(transcript).toMatchObject({ messages: [], paused: false })
+    for (const id of gone) expect((await fetch(`${url}/api/records/${id}`, { headers: ADMIN })).status).toBe(404)
+    expect((await fetch(`${url}/api/records/${keptSameBot}`, { headers: ADMIN })).status).toBe(200)
+    expect((await fetch(`${url}/api/records/${keptOtherBot}`, { headers: ADMIN })).status).toBe(200)
+    const everything = JSON.stringify([
+      await get('/api/messages?limit=5000'),
+      await get('/api/conversations'),
+      await get('/api/reports/not-handled'),
+      await get('/api/reports/intents'),
+      await get('/api/reports/segments'),
+      await get('/api/reports/events'),
+    ])
+    for (const text of ['where is my parcel', 'Secret Lane']) expect(everything).not.toContain(text)
+    expect(everything).toContain('ada on another bot')
+    const shop = await get<Array<{ text: string; userId: string }>>('/api/messages?bot=shop')
+    expect(shop.map((m) => [m.userId, m.text])).toEqual([['bob', 'blorp zzz']])
+    const audit = await get<Array<Record<string, unknown>>>('/api/audit')
+    expect(audit[0]).toMatchObject({
+      actor: 'admin',
+      action: 'erase',
+      bot: 'shop',
+      target: 'ada',
+      detail: { removed: 3 },
+    })
+    // The pause of ada is an audited action about her: its details are blanked, the fact stays.
+    expect(audit.find((a) => a.action === 'pause')).toMatchObject({ target: 'ada', detail: null })
+    const exported = await fetch(`${url}/api/export?bot=shop&user=ada`, { headers: ADMIN })
+    expect(exported.status).toBe(200)
+    expect(await exported.text()).toBe('')
+    const other = await fetch(`${url}/api/export?bot=other&user=ada`, { headers: ADMIN })
+    expect(
+      (await other.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).raw.text),
+    ).toEqual(['ada on another bot'])
+  })
+
+  it('the erase-user CLI verb erases from a database file and audits it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ct-erase-')), 'records.db')
+    const store = new SqliteRecordStore(file)
+    await addAt(store, 'shop', 'ada', 'one', Date.now())
+    await addAt(store, 'shop', 'ada', 'two', Date.now())
+    await addAt(store, 'shop', 'bob', 'three', Date.now())
+    await store.close()
+    expect(await eraseUserVerb(['--db', file, '--bot', 'shop', '--user', 'ada'])).toEqual({ removed: 2, messages: 2 })
+    const after = new SqliteRecordStore(file)
+    try {
+      expect(await after.counts()).toEqual({ records: 1, messages: 1 })
+      expect((await after.audit({}))[0]).toMatchObject({ action: 'erase', target: 'ada', detail: { removed: 2 } })
+    } finally {
+      await after.close()
+    }
+    await expect(eraseUserVerb(['--db', file, '--bot', 'shop'])).rejects.toThrow(/--user is required/)
+  })
+})
+
+describe('retention', () => {
+  it('deletes records older than retainDays (per bot over global) in small steps; the live feed is told', async () => {
+    const inner = new SqliteRecordStore(':memory:')
+    const steps: number[] = []
+    const store = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'deleteOlderThan')
+          return async (opts: { limit: number }) => {
+            const n = await target.deleteOlderThan(opts as Parameters<RecordStore['deleteOlderThan']>[0])
+            steps.push(n)
+            return n
+          }
+        return Reflect.get(target, prop, receiver)
+      },
+    })
+    const day = 86_400_000
+    const now = Date.now()
+    for (let i = 0; i < 1200; i++) await addAt(store, 'shop', `old-${i % 7}`, `old shop ${i}`, now - 3 * day - i)
+    await addAt(store, 'other', 'o1', 'other 3 days old', now - 3 * day)
+    await addAt(store, 'other', 'o2', 'other 40 days old', now - 40 * day)
+    await addAt(store, 'shop', 'fresh', 'fresh shop', now)
+    collector = await startCollector({
+      port: 0,
+      log: false,
+      store,
+      retainDays: 30,
+      bots: [
+        { name: 'shop', apiKey: 'shop-key', retainDays: 1 },
+        { name: 'other', apiKey: 'other-key' },
+      ],
+    })
+    const stream = await openStream(`${collector.url}/api/stream`)
+    // The sweep at start may already have run; run it (again) and wait for it.
+    await collector.sweepRetention()
+    await expect
+      .poll(() => stream.events.filter((e) => e.event === 'expire').length, { timeout: 5000 })
+      .toBeGreaterThan(0)
+    stream.close()
+    const texts = (await (await fetch(`${collector.url}/api/messages?limit=5000`)).json()) as Array<{ text: string }>
+    expect(texts.map((t) => t.text).sort()).toEqual(['fresh shop', 'other 3 days old'])
+    expect(steps.every((n) => n <= 500)).toBe(true)
+    expect(steps.filter((n) => n > 0).length).toBeGreaterThanOrEqual(3)
+    // Ingest goes on as usual after (and between) sweeps.
+    await say(collector.url, 'shop-key', 'new', 'after the sweep')
+    expect(await collector.store.counts()).toEqual({ records: 3, messages: 3 })
+  })
+
+  it('refuses a retainDays that is not a positive number', async () => {
+    await expect(startCollector({ port: 0, log: false, retainDays: 0 })).rejects.toThrow(
+      /retainDays must be a positive number/,
+    )
+  })
+})
+
+describe('export', () => {
+  it('streams 100 000 records as NDJSON, reading the store only as fast as the client takes lines', async () => {
+    const inner = new SqliteRecordStore(':memory:')
+    let produced = 0
+    const store = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'exportUser')
+          return async function* (bot: string, user: string): AsyncIterable<StoredRecord> {
+            for await (const r of target.exportUser(bot, user)) {
+              produced++
+              yield r
+            }
+          }
+        return Reflect.get(target, prop, receiver)
+      },
+    })
+    const N = 100_000
+    const now = Date.now()
+    for (let i = 0; i < N; i += 5000)
+      await Promise.all(
+        Array.from({ length: Math.min(5000, N - i) }, (_, j) =>
+          addAt(
+            store,
+            'shop',
+            j % 10 === 9 ? 'someone-else' : 'big',
+            `message number ${i + j} ${'x'.repeat(100)}`,
+            now,
+          ),
+        ),
+      )
+    for (let i = 0; i < 10_000; i++) await addAt(store, 'shop', 'big', `extra ${i} ${'y'.repeat(100)}`, now)
+    collector = await startCollector({ port: 0, log: false, store })
+    const res = await fetch(`${collector.url}/api/export?bot=shop&user=big`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/application\/x-ndjson/)
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const first = await reader.read()
+    expect(first.done).toBe(false)
+    // The client stops reading: the server must stop reading the store soon after (socket buffers full).
+    let last = -1
+    await expect
+      .poll(
+        async () => {
+          const stable = produced === last
+          last = produced
+          await new Promise((r) => setTimeout(r, 100))
+          return stable
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true)
+    expect(produced).toBeLessThan(N / 2)
+    let buffer = new TextDecoder().decode(first.value)
+    let lines = 0
+    let lastId = 0
+    let ordered = true
+    const decoder = new TextDecoder()
+    for (;;) {
+      const nl = buffer.lastIndexOf('\n')
+      for (const line of buffer.slice(0, nl + 1).split('\n')) {
+        if (!line) continue
+        const rec = JSON.parse(line) as { id: number; bot: string; raw: { userId: string } }
+        if (rec.id <= lastId || rec.bot !== 'shop' || rec.raw.userId !== 'big') ordered = false
+        lastId = rec.id
+        lines++
+      }
+      buffer = buffer.slice(nl + 1)
+      const { value, done } = await reader.read()
+      if (done) break
+      buffer += decoder.decode(value, { stream: true })
+    }
+    expect(ordered).toBe(true)
+    expect(lines).toBe(N - N / 10 + 10_000)
+    expect(produced).toBe(lines)
+  }, 120_000)
+})
