@@ -11,8 +11,10 @@ import { RequestError } from './errors'
 import { LiveFeed } from './live-feed'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './messenger-webhook'
 import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+import { isPostgresUrl, PgRecordStore } from './pg-store'
 import { SqliteRecordStore } from './sqlite-store'
 import type { RecordStore } from './store'
+import { StoreUnavailableError } from './store-unavailable'
 import { Takeover } from './takeover'
 import { trackRoute } from './track-route'
 
@@ -55,7 +57,9 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
   const ownStore = !options.store
-  const store: RecordStore = options.store ?? new SqliteRecordStore(options.db ?? ':memory:')
+  const store: RecordStore =
+    options.store ??
+    (isPostgresUrl(options.db) ? await PgRecordStore.open(options.db) : new SqliteRecordStore(options.db ?? ':memory:'))
   const feed = new LiveFeed()
   const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
   const host = options.host ?? '127.0.0.1'
@@ -82,6 +86,16 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     if (ownStore) await store.close()
     throw e
   }
+  // A store shared by several collectors: what the others store reaches this one's dashboards too.
+  const unsubscribe = store.subscribe?.(
+    feed.bridge({
+      reloadMessengerPages: async () => {
+        for (const page of await store.messengerPages())
+          if (!pages.has(page.pageId) || pages.get(page.pageId)?.appSecret !== page.appSecret)
+            await connect(page, false)
+      },
+    }),
+  )
 
   const app = express()
   app.disable('x-powered-by')
@@ -119,6 +133,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     const s = app.listen(options.port ?? DEFAULT_PORT, host, (err?: Error) => (err ? reject(err) : resolve(s)))
     s.once('error', reject)
   }).catch(async (e) => {
+    unsubscribe?.()
     feed.close()
     if (ownStore) await store.close()
     throw e
@@ -140,6 +155,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     connectMessengerPage: (page) => connect(page, true),
     close: () => {
       closing ??= (async () => {
+        unsubscribe?.()
         feed.close()
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
@@ -157,7 +173,11 @@ function errorHandler(err: unknown, _req: Request, res: Response, _next: NextFun
   let e: RequestError
   const bodyErr = err as { type?: string; status?: number }
   if (err instanceof RequestError) e = err
-  else if (bodyErr?.type === 'entity.too.large')
+  else if (err instanceof StoreUnavailableError) {
+    // The database is away (restarting, unreachable): nothing was acknowledged, the client retries.
+    res.setHeader('retry-after', String(err.retryAfterSeconds))
+    e = new RequestError(503, 'store_unavailable', 'the collector cannot reach its database; retry later', '')
+  } else if (bodyErr?.type === 'entity.too.large')
     e = new RequestError(413, 'payload_too_large', 'the body is larger than the collector accepts (maxBodyBytes)', '')
   else if (bodyErr?.type === 'entity.parse.failed')
     e = new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')

@@ -70,7 +70,7 @@ export function dashboardApi(deps: {
     const info = deps.bots.list().find((b) => b.name === bot)
     if (!info) throw new RequestError(404, 'not_found', `no bot named "${bot}"`, 'bot')
     const [messages, paused] = await Promise.all([
-      deps.store.transcript(bot, thread, intParam(req, 'limit')),
+      deps.store.transcript(bot, thread, { limit: intParam(req, 'limit') }),
       deps.store.paused(bot, thread),
     ])
     res.json({ bot: info, thread, paused, messages })

@@ -21,6 +21,7 @@ export type CollectorErrorCode =
   | 'webhook_failed'
   | 'invalid_request'
   | 'internal_error'
+  | 'store_unavailable'
 
 /**
  * A request the collector refuses, with the HTTP status and the JSON error body it answers.

@@ -6,8 +6,10 @@ export { MESSENGER_WEBHOOK_PATH, verifyHubSignature } from './messenger-webhook'
 export type { EventFields, MessageButton, NormalizedMessage } from './normalize'
 export { normalizeRecord } from './normalize'
 export type { BotConfig, CollectorOptions, MessengerPageConfig, WebhookRetryOptions } from './options'
+export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './pg-store'
 export { SqliteRecordStore } from './sqlite-store'
 export type {
+  AddResult,
   ConversationSummary,
   EventsReport,
   IncomingRecord,
@@ -17,10 +19,12 @@ export type {
   ReadFilter,
   RecordStore,
   Segment,
+  StoreChange,
   StoredMessage,
   StoredRecord,
   TimelineBucket,
 } from './store'
+export { StoreUnavailableError } from './store-unavailable'
 export {
   API_VERSIONS,
   PLATFORMS,

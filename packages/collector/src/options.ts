@@ -53,7 +53,10 @@ export interface CollectorOptions {
   port?: number
   /** Interface to listen on. Default `127.0.0.1`: the dashboard has no login, keep it local. */
   host?: string
-  /** SQLite file path, or `:memory:`. Default `:memory:`. Ignored when `store` is given. */
+  /**
+   * SQLite file path, `:memory:`, or a PostgreSQL URL (`postgres://user:pass@host:5432/db`) for
+   * several collectors on one database. Default `:memory:`. Ignored when `store` is given.
+   */
   db?: string
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import type { NormalizedMessage } from './normalize'
 import type { MessengerPageConfig } from './options'
 import type {
+  AddResult,
   ConversationSummary,
   EventsReport,
   IncomingRecord,
@@ -24,7 +25,8 @@ CREATE TABLE IF NOT EXISTS records (
   type TEXT NOT NULL,
   v TEXT NOT NULL,
   received_at INTEGER NOT NULL,
-  raw TEXT NOT NULL
+  raw TEXT NOT NULL,
+  idempotency_key TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   id INTEGER PRIMARY KEY,
@@ -126,7 +128,7 @@ function toMessage(row: MessageRow): StoredMessage {
 interface PendingAdd {
   record: IncomingRecord
   messages: NormalizedMessage[]
-  resolve: (result: { id: number; messages: StoredMessage[] }) => void
+  resolve: (result: AddResult) => void
   reject: (error: unknown) => void
 }
 
@@ -144,11 +146,8 @@ export class SqliteRecordStore implements RecordStore {
   private readonly cache = new Map<string, Database.Statement>()
   private readonly insertRecord: Database.Statement
   private readonly insertMessage: Database.Statement
-  private readonly addTx: (
-    record: IncomingRecord,
-    messages: NormalizedMessage[],
-  ) => { id: number; messages: StoredMessage[] }
-  private readonly addBatchTx: (batch: PendingAdd[]) => Array<{ id: number; messages: StoredMessage[] }>
+  private readonly addTx: (record: IncomingRecord, messages: NormalizedMessage[]) => AddResult
+  private readonly addBatchTx: (batch: ReadonlyArray<Pick<PendingAdd, 'record' | 'messages'>>) => AddResult[]
   private pending: PendingAdd[] = []
 
   /** @param file SQLite file path, or `:memory:`. */
@@ -159,19 +158,39 @@ export class SqliteRecordStore implements RecordStore {
       this.db.pragma('synchronous = NORMAL')
     }
     this.db.exec(SCHEMA)
+    // Files made before idempotency keys existed get the column.
+    const columns = this.db.prepare('PRAGMA table_info(records)').all() as Array<{ name: string }>
+    if (!columns.some((c) => c.name === 'idempotency_key'))
+      this.db.exec('ALTER TABLE records ADD COLUMN idempotency_key TEXT')
+    this.db.exec(
+      'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
+    )
+    const findKey = this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?')
     this.insertRecord = this.db.prepare(
-      'INSERT INTO records (bot, platform, type, v, received_at, raw) VALUES (@bot, @platform, @type, @v, @receivedAt, @raw)',
+      'INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key) VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)',
     )
     this.insertMessage = this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
        buttons, images, user_json, event_type, event_name, amount, ts)
       VALUES (@recordId, @bot, @platform, @direction, @userId, @conversationId, @thread, @sessionId, @text, @intent, @confidence,
        @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`)
-    const insertOne = (
-      record: IncomingRecord,
-      messages: NormalizedMessage[],
-    ): { id: number; messages: StoredMessage[] } => {
-      const id = Number(this.insertRecord.run(record).lastInsertRowid)
+    const insertOne = (record: IncomingRecord, messages: NormalizedMessage[]): AddResult => {
+      const key = record.idempotencyKey ?? null
+      if (key !== null) {
+        const existing = findKey.get(record.bot, key) as { id: number } | undefined
+        if (existing) return { id: existing.id, duplicate: true, messages: [] }
+      }
+      const id = Number(
+        this.insertRecord.run({
+          bot: record.bot,
+          platform: record.platform,
+          type: record.type,
+          v: record.v,
+          receivedAt: record.receivedAt,
+          raw: record.raw,
+          idempotencyKey: key,
+        }).lastInsertRowid,
+      )
       const stored = messages.map((m): StoredMessage => {
         const mid = Number(
           this.insertMessage.run({
@@ -197,10 +216,10 @@ export class SqliteRecordStore implements RecordStore {
         )
         return { ...m, id: mid, recordId: id, bot: record.bot, ts: record.receivedAt }
       })
-      return { id, messages: stored }
+      return { id, duplicate: false, messages: stored }
     }
     this.addTx = this.db.transaction(insertOne)
-    this.addBatchTx = this.db.transaction((batch: PendingAdd[]) =>
+    this.addBatchTx = this.db.transaction((batch: ReadonlyArray<Pick<PendingAdd, 'record' | 'messages'>>) =>
       batch.map((item) => insertOne(item.record, item.messages)),
     )
   }
@@ -222,11 +241,16 @@ export class SqliteRecordStore implements RecordStore {
    * Group commit: records arriving in the same turn of the event loop (concurrent requests)
    * share one transaction, so a busy collector commits — and writes the WAL — far less often.
    */
-  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<{ id: number; messages: StoredMessage[] }> {
+  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<AddResult> {
     return new Promise((resolve, reject) => {
       this.pending.push({ record, messages, resolve, reject })
       if (this.pending.length === 1) setImmediate(() => this.commitPending())
     })
+  }
+
+  async addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]> {
+    this.commitPending() // keep arrival order with single adds already queued
+    return this.addBatchTx(items)
   }
 
   private commitPending(): void {
@@ -235,7 +259,7 @@ export class SqliteRecordStore implements RecordStore {
     if (batch.length === 0) return
     try {
       const results = this.addBatchTx(batch)
-      for (const [i, item] of batch.entries()) item.resolve(results[i] as { id: number; messages: StoredMessage[] })
+      for (const [i, item] of batch.entries()) item.resolve(results[i] as AddResult)
     } catch {
       // One bad record must not fail the others: retry them one by one.
       for (const item of batch) {
@@ -302,9 +326,15 @@ export class SqliteRecordStore implements RecordStore {
     }))
   }
 
-  async transcript(bot: string, thread: string, limit = 500): Promise<StoredMessage[]> {
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
-    return this.all<MessageRow>(sql, bot, thread, clampLimit(limit, 500)).map(toMessage)
+  async transcript(
+    bot: string,
+    thread: string,
+    options: { limit?: number; beforeId?: number } = {},
+  ): Promise<StoredMessage[]> {
+    const before = options.beforeId !== undefined ? 'AND m.id < ?' : ''
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ${before} ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
+    const params = options.beforeId !== undefined ? [bot, thread, options.beforeId] : [bot, thread]
+    return this.all<MessageRow>(sql, ...params, clampLimit(options.limit, 500)).map(toMessage)
   }
 
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
@@ -444,9 +474,11 @@ export class SqliteRecordStore implements RecordStore {
     }))
   }
 
-  async counts(): Promise<{ records: number; messages: number }> {
-    const records = (this.stmt('SELECT count(*) AS n FROM records').get() as { n: number }).n
-    const messages = (this.stmt('SELECT count(*) AS n FROM messages').get() as { n: number }).n
+  async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
+    const where = filter.bot !== undefined ? 'WHERE bot = ?' : ''
+    const p = filter.bot !== undefined ? [filter.bot] : []
+    const records = (this.stmt(`SELECT count(*) AS n FROM records ${where}`).get(...p) as { n: number }).n
+    const messages = (this.stmt(`SELECT count(*) AS n FROM messages ${where}`).get(...p) as { n: number }).n
     return { records, messages }
   }
 

@@ -12,6 +12,15 @@ export interface IncomingRecord {
   raw: string
   /** Collector clock, epoch ms. */
   receivedAt: number
+  /** Client-chosen key (`Idempotency-Key` header, or a batch item's `idempotencyKey`): unique per bot. */
+  idempotencyKey?: string | undefined
+}
+
+/** What storing one record gave: its id, whether it was already stored (idempotency key), its stored messages. */
+export interface AddResult {
+  id: number
+  duplicate: boolean
+  messages: StoredMessage[]
 }
 
 /** A stored message as the read API returns it. */
@@ -98,6 +107,12 @@ export interface PauseState {
   updatedAt: number
 }
 
+/** A change made through another process sharing the store (see {@link RecordStore.subscribe}). */
+export type StoreChange =
+  | { kind: 'messages'; messages: StoredMessage[] }
+  | { kind: 'pause'; state: PauseState }
+  | { kind: 'messenger-pages' }
+
 /**
  * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a
  * server database can implement the same interface. Methods may return promises.
@@ -105,16 +120,25 @@ export interface PauseState {
  * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
  */
 export interface RecordStore {
-  /** Stores a record and its messages atomically; returns the stored messages (with ids). */
-  add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<{ id: number; messages: StoredMessage[] }>
+  /** Stores a record and its messages atomically; returns the stored messages (with ids). Honours
+   *  `idempotencyKey`: a record already stored under it answers its id, `duplicate: true` and `messages: []`. */
+  add(
+    record: IncomingRecord,
+    messages: NormalizedMessage[],
+  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean }>
+  /** Stores records with their messages in ONE transaction, in order. A record whose
+   *  (bot, idempotencyKey) is already stored is not stored again: its result has the stored id,
+   *  duplicate: true and messages: []. */
+  addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]>
   /** A record with its raw JSON. */
   record(id: number): Promise<StoredRecord | undefined>
   /** Latest messages, newest last; `afterId` for paging forward. */
   recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]>
   /** Transcripts, most recently active first. */
   conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]>
-  /** One transcript in arrival order. */
-  transcript(bot: string, thread: string, limit?: number): Promise<StoredMessage[]>
+  /** The latest `limit` (default 500) messages of a transcript with id < beforeId (when given),
+   *  returned in arrival order (oldest first). */
+  transcript(bot: string, thread: string, options?: { limit?: number; beforeId?: number }): Promise<StoredMessage[]>
   notHandled(filter: ReadFilter): Promise<NotHandledLine[]>
   intents(filter: ReadFilter): Promise<IntentLine[]>
   events(filter: ReadFilter): Promise<EventsReport>
@@ -125,7 +149,13 @@ export interface RecordStore {
   /** Messenger page connections added from the dashboard, kept across restarts. */
   saveMessengerPage(page: MessengerPageConfig): Promise<void>
   messengerPages(): Promise<MessengerPageConfig[]>
-  /** Counts, for the dashboard header and the benchmark. */
-  counts(): Promise<{ records: number; messages: number }>
+  /** Counts, optionally of one bot. */
+  counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
+  /**
+   * Optional, for stores shared by several collector processes (a server database): calls
+   * `listener` with what OTHER processes stored or changed, so every instance's live feed shows
+   * it. Returns the unsubscribe function.
+   */
+  subscribe?(listener: (change: StoreChange) => void): () => void
   close(): Promise<void>
 }
