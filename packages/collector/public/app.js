@@ -137,8 +137,8 @@ let refreshTimer
 function scheduleRefresh() {
   clearTimeout(refreshTimer)
   refreshTimer = setTimeout(() => {
-    refreshView()
-    loadCounts()
+    // A refresh that fails (the collector's database restarting: 503) waits for the next event.
+    Promise.allSettled([refreshView(), loadCounts()])
   }, 600)
 }
 

@@ -73,6 +73,8 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ])
 const RETRYABLE_TX = new Set(['40001', '40P01']) // serialization failure, deadlock
+/** A commit may land this long after its records' arrival time: the catch-up window reaches back so far. */
+const CATCH_UP_SLACK_MS = 30_000
 
 function isConnectionFault(e: unknown): boolean {
   const err = e as { code?: string; message?: string } | undefined
@@ -202,9 +204,11 @@ export class PgRecordStore implements RecordStore {
   private closed = false
   private listener: pg.Client | undefined
   private reconnectTimer: NodeJS.Timeout | undefined
-  /** Highest message id delivered (stored here or notified), and the recent ones, for catching up after a reconnect. */
-  private lastId = 0
+  private catchUpTimer: NodeJS.Timeout | undefined
+  /** Recently delivered message ids (stored here or notified): a catch-up after a reconnect skips them. */
   private readonly delivered = new Set<number>()
+  /** When the LISTEN session was lost (epoch ms), until a catch-up covered it. */
+  private lostAt: number | undefined
   private listening: Promise<void> | undefined
 
   private constructor(
@@ -235,13 +239,7 @@ export class PgRecordStore implements RecordStore {
       } finally {
         client.release()
       }
-      if (options.listen !== false) {
-        store.lastId = Number(
-          (await pool.query<{ id: number }>('SELECT coalesce(max(id), 0) AS id FROM convotrack_messages')).rows[0]
-            ?.id ?? 0,
-        )
-        await store.startListening()
-      }
+      if (options.listen !== false) await store.startListening()
     } catch (e) {
       await pool.end().catch(() => {})
       throw isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${(e as Error).message}`, e) : e
@@ -673,9 +671,8 @@ export class PgRecordStore implements RecordStore {
 
   private markDelivered(id: number): void {
     this.delivered.add(id)
-    if (id > this.lastId) this.lastId = id
-    if (this.delivered.size > 20_000) {
-      let drop = this.delivered.size - 10_000
+    if (this.delivered.size > 400_000) {
+      let drop = this.delivered.size - 200_000
       for (const old of this.delivered) {
         if (drop-- <= 0) break
         this.delivered.delete(old)
@@ -690,6 +687,7 @@ export class PgRecordStore implements RecordStore {
       const lost = () => {
         if (this.listener !== client) return
         this.listener = undefined
+        this.lostAt ??= Date.now()
         client.end().catch(() => {})
         this.scheduleReconnect(100)
       }
@@ -714,6 +712,15 @@ export class PgRecordStore implements RecordStore {
     return this.listening
   }
 
+  private scheduleCatchUp(delayMs: number): void {
+    if (this.closed || this.catchUpTimer) return
+    this.catchUpTimer = setTimeout(async () => {
+      this.catchUpTimer = undefined
+      await this.catchUp().catch(() => this.scheduleCatchUp(Math.min(delayMs * 2, 2_000)))
+    }, delayMs)
+    this.catchUpTimer.unref()
+  }
+
   private scheduleReconnect(delayMs: number): void {
     if (this.closed || this.reconnectTimer) return
     this.reconnectTimer = setTimeout(async () => {
@@ -728,17 +735,27 @@ export class PgRecordStore implements RecordStore {
     this.reconnectTimer.unref()
   }
 
-  /** Messages stored while the LISTEN session was down reach the feed too (once). */
+  /**
+   * Messages whose notification may have been lost (stored while the LISTEN session was down, or
+   * whose read failed) reach the feed too, once. Ids don't follow commit order across instances,
+   * so the window is by arrival time: from CATCH_UP_SLACK_MS before the loss, skipping what was delivered.
+   */
   private async catchUp(): Promise<void> {
-    for (let round = 0; round < 20; round++) {
-      const rows = await this.query<MessageRow>(`${SELECT_MESSAGE} WHERE m.id > $1 ORDER BY m.id LIMIT 1000`, [
-        this.lastId,
-      ])
+    const since = this.lostAt
+    if (since === undefined) return
+    let afterId = 0
+    for (let round = 0; round < 100; round++) {
+      const rows = await this.query<MessageRow>(
+        `${SELECT_MESSAGE} WHERE m.ts >= $1 AND m.id > $2 ORDER BY m.id LIMIT 2000`,
+        [since - CATCH_UP_SLACK_MS, afterId],
+      )
       const missed = rows.map(toMessage).filter((m) => !this.delivered.has(m.id))
-      for (const row of rows) this.markDelivered(row.id)
-      if (missed.length > 0) this.emit({ kind: 'messages', messages: missed })
-      if (rows.length < 1000) return
+      for (const m of missed) this.markDelivered(m.id)
+      if (missed.length > 0 && this.listeners.size > 0) this.emit({ kind: 'messages', messages: missed })
+      if (rows.length < 2000) break
+      afterId = rows[rows.length - 1]?.id ?? afterId
     }
+    if (this.lostAt === since) this.lostAt = undefined
   }
 
   private async onNotification(payload: string): Promise<void> {
@@ -761,10 +778,11 @@ export class PgRecordStore implements RecordStore {
         ])
         this.emit({ kind: 'messages', messages: rows.map(toMessage) })
       } catch {
-        // The database went away between the commit and this read: the reconnect's catch-up can't
-        // know these ids were not shown, so forget them as delivered and let it find them.
+        // The database went away between the commit and this read: forget them as delivered and
+        // let a catch-up find them (after the reconnect, or shortly when the session survived).
         for (const id of ids) this.delivered.delete(id)
-        this.lastId = Math.min(this.lastId, Math.min(...ids) - 1)
+        this.lostAt ??= Date.now()
+        if (this.listener) this.scheduleCatchUp(500)
       }
     }
   }
@@ -775,6 +793,7 @@ export class PgRecordStore implements RecordStore {
     while (this.pending.length > 0 || this.flushScheduled) await new Promise((r) => setImmediate(r))
     this.closed = true
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    if (this.catchUpTimer) clearTimeout(this.catchUpTimer)
     await this.listening?.catch(() => {})
     const listener = this.listener
     this.listener = undefined

@@ -80,7 +80,11 @@ describe('several collectors on one PostgreSQL', () => {
       const db = await server.createDatabase()
       a = await startCollector({ port: 0, db, webhookRetry: { attempts: 2, baseDelayMs: 20 } })
       b = await startCollector({ port: 0, db, webhookRetry: { attempts: 2, baseDelayMs: 20 } })
-      bot = await startChatBot({ trackingUrl: a.url, apiKey: 'shop-key', webhookSecret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=' })
+      bot = await startChatBot({
+        trackingUrl: a.url,
+        apiKey: 'shop-key',
+        webhookSecret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=',
+      })
       for (const c of [a, b])
         c.addBot({
           name: 'shop',
