@@ -160,10 +160,10 @@ describe('two collector processes on one PostgreSQL, one dashboard', () => {
       t.on('retry', (error) => retried.push(error.message))
       return t
     })
-    const log = (i: number) =>
-      trackers.forEach((t, n) =>
-        t.universal.logIncoming({ text: `load ${n}.${String(i).padStart(2, '0')}`, userId: `load-${n}-${i % 4}` }),
-      )
+    const log = (i: number) => {
+      for (const [n, t] of trackers.entries())
+        t.universal.logIncoming({ text: `load ${n}.${String(i).padStart(2, '0')}`, userId: `load-${n}-${i % 4}` })
+    }
     for (let i = 0; i < 10; i++) log(i)
     await server.stop() // fast shutdown: open sessions are cut, like a crash-restart under load
     for (let i = 10; i < 30; i++) log(i)
