@@ -51,6 +51,7 @@ export function redactUrl(url: string): string {
 }
 
 const CHANNEL = 'convotrack_changes'
+const ignore = (): void => {}
 /** Message ids per notification: the payload stays far below PostgreSQL's 8 000-byte limit. */
 const IDS_PER_NOTIFY = 400
 /** SQLSTATEs and socket errors that mean "the database is not there right now". */
@@ -230,13 +231,15 @@ export class PgRecordStore implements RecordStore {
     }
     const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
-    pool.on('error', () => {})
+    pool.on('error', ignore)
     const store = new PgRecordStore(pool, config)
     try {
       const client = await pool.connect()
+      client.on('error', ignore)
       try {
         await migrate(client)
       } finally {
+        client.off('error', ignore)
         client.release()
       }
       if (options.listen !== false) await store.startListening()
@@ -272,6 +275,10 @@ export class PgRecordStore implements RecordStore {
       } catch (e) {
         throw this.mapError(e)
       }
+      // A checked-out client has no error listener of the pool's: the server going away between
+      // two statements would otherwise be an unhandled 'error' event (a crash). The statement
+      // in flight rejects, which is what we act on.
+      client.on('error', ignore)
       let broken = false
       try {
         await client.query('BEGIN')
@@ -285,6 +292,7 @@ export class PgRecordStore implements RecordStore {
         if (!broken && code && RETRYABLE_TX.has(code) && attempt < 5) continue
         throw this.mapError(e)
       } finally {
+        client.off('error', ignore)
         client.release(broken)
       }
     }

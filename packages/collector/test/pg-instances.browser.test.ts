@@ -166,18 +166,24 @@ describe('two collector processes on one PostgreSQL, one dashboard', () => {
     }
     for (let i = 0; i < 10; i++) log(i)
     await server.stop() // fast shutdown: open sessions are cut, like a crash-restart under load
-    for (let i = 10; i < 30; i++) log(i)
-    const down = await fetch(`${a.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=shop-key`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ text: 'probe', userId: 'probe' }),
-    })
-    expect(down.status).toBe(503)
-    expect(down.headers.get('retry-after')).toBe('1')
-    await new Promise((r) => setTimeout(r, 1_000))
-    await server.start()
+    try {
+      for (let i = 10; i < 30; i++) log(i)
+      const down = await fetch(`${a.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=shop-key`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'probe', userId: 'probe' }),
+      }).catch((e: Error) => {
+        throw new Error(`collector A did not answer (${e.message}); its output:\n${a.output()}`)
+      })
+      expect(down.status).toBe(503)
+      expect(down.headers.get('retry-after')).toBe('1')
+      await new Promise((r) => setTimeout(r, 1_000))
+    } finally {
+      await server.start()
+    }
     for (let i = 30; i < 40; i++) log(i)
     await Promise.all(trackers.map((t) => t.flush(30_000)))
+    for (const c of [a, b]) expect(c.child.exitCode, c.output()).toBeNull()
     for (const t of trackers) expect(t.stats()).toMatchObject({ sent: 40, failed: 0, dropped: 0 })
     expect(retried.length).toBeGreaterThan(0) // the outage was real
     expect(acked).toHaveLength(80)
