@@ -3,10 +3,12 @@
  * each instance's live feed showing what the others stored, and the database going away (503 +
  * Retry-After, reconnect, nothing acknowledged lost).
  */
+import { createHmac } from 'node:crypto'
 import { type Collector, PgRecordStore, startCollector } from '@convotrack/collector'
 import { createTracker } from '@convotrack/core'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrate, PG_MIGRATIONS } from '../src/pg-migrations'
 import { type ChatBot, startChatBot } from './support/chat-bot'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
@@ -70,6 +72,33 @@ describe('several collectors on one PostgreSQL', () => {
     const rows = (await client.query('SELECT version FROM convotrack_migrations ORDER BY version')).rows
     await client.end()
     expect(rows).toEqual([{ version: 1 }])
+  })
+
+  it('migrations are versioned: a later one is applied once, on top of what is there', async () => {
+    const url = await server.createDatabase()
+    await (await PgRecordStore.open(url)).close()
+    const pool = new pg.Pool({ connectionString: url })
+    const client = await pool.connect()
+    try {
+      const next = [
+        ...PG_MIGRATIONS,
+        { version: 2, name: 'test column', sql: 'ALTER TABLE convotrack_records ADD COLUMN note text' },
+      ]
+      expect(await migrate(client, next)).toEqual([2])
+      expect(await migrate(client, next)).toEqual([])
+      expect(await migrate(client)).toEqual([]) // an older collector on a newer schema starts too
+      expect((await client.query('SELECT version, name FROM convotrack_migrations ORDER BY version')).rows).toEqual([
+        { version: 1, name: PG_MIGRATIONS[0]?.name },
+        { version: 2, name: 'test column' },
+      ])
+      await expect(
+        migrate(client, [...next, { version: 3, name: 'broken', sql: 'ALTER TABLE nope ADD x int' }]),
+      ).rejects.toThrow(/migration 3 \(broken\) failed/)
+      expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(2)
+    } finally {
+      client.release()
+      await pool.end()
+    }
   })
 
   describe('two collectors', () => {
@@ -163,6 +192,47 @@ describe('several collectors on one PostgreSQL', () => {
       } finally {
         onB.close()
       }
+    })
+
+    it('a Messenger page connected on one instance is served by the other', async () => {
+      const res = await fetch(`${a.url}/api/messenger-pages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ pageId: 'PAGE-9', appSecret: 'page-9-secret', verifyToken: 'tok-9', bot: 'fb-9' }),
+      })
+      expect(res.status).toBe(201)
+      await poll(async () => (await (await fetch(`${b.url}/api/messenger-pages`)).json()).pages).toEqual([
+        { pageId: 'PAGE-9', bot: 'fb-9' },
+      ])
+      const challenge = await fetch(
+        `${b.url}/messenger/webhook?hub.mode=subscribe&hub.verify_token=tok-9&hub.challenge=77`,
+      )
+      expect(await challenge.text()).toBe('77')
+      const raw = JSON.stringify({
+        object: 'page',
+        entry: [
+          {
+            id: 'PAGE-9',
+            time: Date.now(),
+            messaging: [
+              {
+                sender: { id: 'PSID-9' },
+                recipient: { id: 'PAGE-9' },
+                timestamp: Date.now(),
+                message: { mid: 'm9', text: 'via B' },
+              },
+            ],
+          },
+        ],
+      })
+      const signature = `sha256=${createHmac('sha256', 'page-9-secret').update(raw).digest('hex')}`
+      const hook = await fetch(`${b.url}/messenger/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+        body: raw,
+      })
+      expect(hook.status).toBe(200)
+      expect((await a.store.transcript('fb-9', 'PSID-9')).map((m) => m.text)).toEqual(['via B'])
     })
 
     it('the same Idempotency-Key through both instances is stored once', async () => {
