@@ -6,8 +6,11 @@
  *  (b) the store's batch path: records/s through `store.addMany` in batches of 500 (what a batch
  *      route stores per request).
  *
- *   npx tsx bench/collector-pg.ts                  # 10 000 records per run
- *   BENCH_RECORDS=4000 npx tsx bench/collector-pg.ts
+ *   npx tsx bench/collector-pg.ts                  # 5 000 records per run, 3 alternating rounds
+ *   BENCH_RECORDS=2000 BENCH_ROUNDS=5 npx tsx bench/collector-pg.ts
+ *
+ * The two stores run alternately (SQLite, PostgreSQL, SQLite, …) so background load hits both
+ * alike; the ratio quoted is the median of the rounds' ratios.
  *
  * Needs Debian's postgresql package (scripts/ensure-system-deps.sh installs it).
  */
@@ -24,7 +27,8 @@ import {
 } from '../packages/collector/src/index'
 import { startPostgres } from '../packages/collector/test/support/postgres'
 
-const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000)
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 5_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const BATCH = 500
 
 const body = (i: number) => ({
@@ -85,35 +89,55 @@ async function storeBatches(store: RecordStore): Promise<number> {
   return RECORDS / seconds
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'convotrack-bench-pg-'))
   const server = await startPostgres()
+  const runs = {
+    sqliteE2e: [] as number[],
+    pgE2e: [] as number[],
+    sqliteBatch: [] as number[],
+    pgBatch: [] as number[],
+  }
   try {
-    const sqliteE2e = await endToEnd(join(dir, 'e2e.db'))
-    const pgE2e = await endToEnd(await server.createDatabase('bench_e2e'))
-    const sqlite = new SqliteRecordStore(join(dir, 'batch.db'))
-    const sqliteBatch = await storeBatches(sqlite)
-    await sqlite.close()
-    const pgStore = await PgRecordStore.open(await server.createDatabase('bench_batch'))
-    const pgBatch = await storeBatches(pgStore)
-    await pgStore.close()
+    for (let round = 0; round < ROUNDS; round++) {
+      runs.sqliteE2e.push(await endToEnd(join(dir, `e2e-${round}.db`)))
+      runs.pgE2e.push(await endToEnd(await server.createDatabase(`bench_e2e_${round}`)))
+      const sqlite = new SqliteRecordStore(join(dir, `batch-${round}.db`))
+      runs.sqliteBatch.push(await storeBatches(sqlite))
+      await sqlite.close()
+      const pgStore = await PgRecordStore.open(await server.createDatabase(`bench_batch_${round}`))
+      runs.pgBatch.push(await storeBatches(pgStore))
+      await pgStore.close()
+    }
     const r = (n: number) => Math.round(n)
+    const line = (name: string, a: number[], b: number[]) => {
+      const ratios = a.map((x, i) => (b[i] ?? Number.NaN) / x)
+      console.log(`  ${name}`)
+      console.log(`      SQLite (file, WAL)   ${a.map(r).join(' / ')} records/s`)
+      console.log(`      PostgreSQL (local)   ${b.map(r).join(' / ')} records/s`)
+      console.log(
+        `      PostgreSQL / SQLite  ${ratios.map((x) => x.toFixed(2)).join(' / ')} → median ${median(ratios).toFixed(2)}×`,
+      )
+      return median(ratios)
+    }
     console.log(
-      `collector on PostgreSQL vs SQLite — node ${process.version}, ${cpus().length} CPUs, ${RECORDS} records`,
+      `collector on PostgreSQL vs SQLite — node ${process.version}, ${cpus().length} CPUs, ${RECORDS} records per run, ${ROUNDS} rounds`,
     )
-    console.log('  (a) end to end, core tracker (default options, one record per request) → POST /track → store')
-    console.log(`      SQLite (file, WAL)   ${r(sqliteE2e)} records/s`)
-    console.log(`      PostgreSQL (local)   ${r(pgE2e)} records/s   → ${(pgE2e / sqliteE2e).toFixed(2)}× SQLite`)
-    console.log(`  (b) store.addMany, batches of ${BATCH} with idempotency keys`)
-    console.log(`      SQLite (file, WAL)   ${r(sqliteBatch)} records/s`)
-    console.log(`      PostgreSQL (local)   ${r(pgBatch)} records/s   → ${(pgBatch / sqliteBatch).toFixed(2)}× SQLite`)
+    const e2e = line(
+      '(a) end to end, core tracker (default options, one record per request) → POST /track → store',
+      runs.sqliteE2e,
+      runs.pgE2e,
+    )
+    const batch = line(`(b) store.addMany, batches of ${BATCH} with idempotency keys`, runs.sqliteBatch, runs.pgBatch)
     console.log(
       JSON.stringify({
         records: RECORDS,
-        sqliteE2e: r(sqliteE2e),
-        pgE2e: r(pgE2e),
-        sqliteBatch: r(sqliteBatch),
-        pgBatch: r(pgBatch),
+        rounds: ROUNDS,
+        ...runs,
+        e2eRatio: +e2e.toFixed(2),
+        batchRatio: +batch.toFixed(2),
       }),
     )
   } finally {

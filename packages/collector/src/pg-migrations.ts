@@ -55,7 +55,6 @@ CREATE TABLE convotrack_messages (
 );
 CREATE INDEX convotrack_messages_thread ON convotrack_messages (bot, thread, id);
 CREATE INDEX convotrack_messages_bot ON convotrack_messages (bot, id);
-CREATE INDEX convotrack_messages_record ON convotrack_messages (record_id);
 CREATE INDEX convotrack_messages_intent ON convotrack_messages (intent) WHERE intent IS NOT NULL;
 CREATE INDEX convotrack_messages_event ON convotrack_messages (event_type) WHERE event_type IS NOT NULL;
 CREATE INDEX convotrack_messages_user ON convotrack_messages (bot, user_id, id) WHERE user_json IS NOT NULL;

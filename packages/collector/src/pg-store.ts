@@ -344,7 +344,14 @@ export class PgRecordStore implements RecordStore {
   async addMany(items: ReadonlyArray<Item>): Promise<AddResult[]> {
     if (items.length === 0) return []
     const results = await this.transaction(async (client) => {
-      const recordIds = await nextIds(client, 'convotrack_records', items.length)
+      // Ids for every record and message up front, one round trip (a duplicate's ids stay unused).
+      const [recordIds, allMessageIds] = await nextIds(
+        client,
+        items.length,
+        items.reduce((n, i) => n + i.messages.length, 0),
+      )
+      let cursor = 0
+      const messageIdsOf = items.map((i) => allMessageIds.slice(cursor, (cursor += i.messages.length)))
       const inserted = new Set(
         (
           await client.query<{ id: number }>(
@@ -378,21 +385,33 @@ export class PgRecordStore implements RecordStore {
       }
       const fresh = items.flatMap((item, i) =>
         inserted.has(recordIds[i] as number)
-          ? item.messages.map((m) => ({ item, m, recordId: recordIds[i] as number }))
+          ? item.messages.map((m, j) => ({
+              item,
+              m,
+              recordId: recordIds[i] as number,
+              id: messageIdsOf[i]?.[j] as number,
+            }))
           : [],
       )
-      const messageIds = await nextIds(client, 'convotrack_messages', fresh.length)
       if (fresh.length > 0) {
         const col = <T>(f: (x: (typeof fresh)[number]) => T) => fresh.map(f)
+        const ids = col((x) => x.id)
+        // Other instances hear of the new messages when (and only if) this transaction commits.
+        const payloads: string[] = []
+        for (let i = 0; i < ids.length; i += IDS_PER_NOTIFY)
+          payloads.push(JSON.stringify({ o: this.origin, k: 'm', ids: ids.slice(i, i + IDS_PER_NOTIFY) }))
         await client.query(
-          `INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, conversation_id, thread,
-             session_id, text, intent, confidence, buttons, images, user_json, event_type, event_name, amount,
-             event_page, event_source, ts)
-           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-             $8::text[], $9::text[], $10::text[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[],
-             $16::text[], $17::text[], $18::float8[], $19::text[], $20::text[], $21::bigint[])`,
+          `WITH ins AS (
+             INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, conversation_id, thread,
+               session_id, text, intent, confidence, buttons, images, user_json, event_type, event_name, amount,
+               event_page, event_source, ts)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+               $8::text[], $9::text[], $10::text[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[],
+               $16::text[], $17::text[], $18::float8[], $19::text[], $20::text[], $21::bigint[])
+           )
+           SELECT pg_notify($22, p) FROM unnest($23::text[]) AS p`,
           [
-            messageIds,
+            ids,
             col((x) => x.recordId),
             col((x) => x.item.record.bot),
             col((x) => x.m.platform),
@@ -415,12 +434,11 @@ export class PgRecordStore implements RecordStore {
             ),
             col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
             col((x) => x.item.record.receivedAt),
+            CHANNEL,
+            this.closed ? [] : payloads,
           ],
         )
-        for (let i = 0; i < messageIds.length; i += IDS_PER_NOTIFY)
-          await this.notify(client, { k: 'm', ids: messageIds.slice(i, i + IDS_PER_NOTIFY) })
       }
-      let next = 0
       return items.map((item, i): AddResult => {
         const id = recordIds[i] as number
         if (!inserted.has(id)) {
@@ -429,9 +447,9 @@ export class PgRecordStore implements RecordStore {
           return { id: found, duplicate: true, messages: [] }
         }
         const messages = item.messages.map(
-          (m): StoredMessage => ({
+          (m, j): StoredMessage => ({
             ...m,
-            id: messageIds[next++] as number,
+            id: messageIdsOf[i]?.[j] as number,
             recordId: id,
             bot: item.record.bot,
             ts: item.record.receivedAt,
@@ -810,13 +828,17 @@ export class PgRecordStore implements RecordStore {
   }
 }
 
-async function nextIds(client: pg.PoolClient, table: string, n: number): Promise<number[]> {
-  if (n === 0) return []
-  const rows = await client.query<{ id: number }>(
-    `SELECT nextval(pg_get_serial_sequence('${table}', 'id')) AS id FROM generate_series(1, $1)`,
-    [n],
-  )
-  return rows.rows.map((r) => r.id).sort((a, b) => a - b)
+/** `records` record ids and `messages` message ids from their sequences, ascending, in one round trip. */
+async function nextIds(client: pg.PoolClient, records: number, messages: number): Promise<[number[], number[]]> {
+  const row = (
+    await client.query<{ r: string[]; m: string[] }>(
+      `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_records', 'id')) FROM generate_series(1, $1)) AS r,
+              ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_messages', 'id')) FROM generate_series(1, $2)) AS m`,
+      [records, messages],
+    )
+  ).rows[0]
+  const sorted = (ids: string[] | undefined) => (ids ?? []).map(Number).sort((a, b) => a - b)
+  return [sorted(row?.r), sorted(row?.m)]
 }
 
 function clampLimit(limit: number | undefined, fallback: number): number {
