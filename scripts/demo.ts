@@ -5,7 +5,9 @@
  * bot that exists in examples/ (each drives its real framework in-process and is tracked with
  * its own key), runs their scripted conversations, prints the dashboard URL, then keeps a demo
  * user talking to each pausable bot every few seconds — pause one in the dashboard and its
- * replies stop here. Ctrl-C to stop.
+ * replies stop here. The dashboard and transcript URLs stay on screen: on a terminal the live
+ * chat is one line redrawn in place; piped, each turn is a line and the URLs are repeated every
+ * minute. Ctrl-C stops it cleanly (exit code 0).
  *
  *   DEMO_EXIT=1 tsx scripts/demo.ts     # or --once: exit after the scripted conversations
  *   DEMO_PORT=0 tsx scripts/demo.ts     # any free port
@@ -22,11 +24,84 @@ const EXAMPLES = ['alexa', 'slack', 'messenger', 'botbuilder', 'kik', 'universal
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const ONCE = process.env.DEMO_EXIT === '1' || process.argv.includes('--once')
 const TICK_MS = Number(process.env.DEMO_TICK_MS ?? 3000)
-/** What the demo user keeps saying: something each bot understands, and something none does. */
-const LINES = ['hello', 'tell me about mars', 'where is my order?', 'what is the meaning of life?', 'thanks!']
+/** Live turns between two repeats of the URLs when the output is not a terminal (~1 min). */
+const URLS_EVERY = Math.max(1, Math.round(60_000 / TICK_MS))
 
-const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
-const dim = (s: string) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s)
+/**
+ * What each bot's demo user keeps saying, in a loop: mostly what that bot understands, plus a
+ * few things it does not (about one in four), so the NotHandled report looks like a real bot's.
+ */
+const SCRIPTS: Record<string, string[]> = {
+  alexa: [
+    'open space facts',
+    'tell me about mars',
+    'tell me about jupiter',
+    'what time is it?',
+    'tell me about saturn',
+    'tell me about pluto',
+    'tell me about venus',
+    'goodbye',
+  ],
+  slack: ['hello', 'weather in Paris', 'weather in Oslo', 'can you book a meeting room?', 'weather', 'hey'],
+  messenger: ['hi', 'where is order 1234?', 'thanks!', 'do you sell gift cards?', 'where is order 5678', 'thanks'],
+  botbuilder: ['hello', 'where is order 4321?', 'order #77 please', 'can I change my address?', 'hey'],
+  kik: ['hey', 'where is order 1234?', 'thanks', 'what are your opening hours?', 'order 99?', 'thank you'],
+  universal: ['hi', 'order #2024', 'thanks', 'I want to talk to a human', 'hello', 'order 31 status'],
+  import: ['Where is my parcel?', 'I would like a refund', 'Is my order late?', 'Do you ship to Norway?'],
+}
+const FALLBACK_SCRIPT = ['hello', 'thanks!', 'what is the meaning of life?']
+
+const TTY = process.stdout.isTTY === true
+const bold = (s: string) => (TTY ? `\x1b[1m${s}\x1b[0m` : s)
+const dim = (s: string) => (TTY ? `\x1b[2m${s}\x1b[0m` : s)
+
+/**
+ * The live chat's output. On a terminal, one status line redrawn in place, so the URLs printed
+ * above it never scroll away; lines that matter (a pause, an error) are kept, and the URLs are
+ * printed again once a few of those have pushed them up. Piped (a log, CI): a line per turn
+ * and the URLs every `URLS_EVERY` turns.
+ */
+class LiveOutput {
+  private statusShown = false
+  private keptSinceUrls = 0
+  private turnsSinceUrls = 0
+
+  constructor(private readonly urls: () => string) {}
+
+  /** A turn of the live chat. */
+  turn(line: string): void {
+    if (TTY) {
+      const width = process.stdout.columns || 100
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour codes
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, '')
+      process.stdout.write(`\r\x1b[2K${plain.length > width - 1 ? `${plain.slice(0, width - 2)}…` : line}`)
+      this.statusShown = true
+      return
+    }
+    console.log(line)
+    if (++this.turnsSinceUrls >= URLS_EVERY) this.printUrls()
+  }
+
+  /** A line that stays (a pause seen, an error). */
+  keep(line: string): void {
+    this.endStatus()
+    console.log(line)
+    if (TTY && ++this.keptSinceUrls >= 8) this.printUrls()
+  }
+
+  printUrls(): void {
+    this.endStatus()
+    console.log(this.urls())
+    this.keptSinceUrls = 0
+    this.turnsSinceUrls = 0
+  }
+
+  /** Moves past the status line, so what follows starts on its own line. */
+  endStatus(): void {
+    if (this.statusShown) process.stdout.write('\n')
+    this.statusShown = false
+  }
+}
 
 /** The demo user's id on each platform (the messenger stand-in only knows PSID_… recipients). */
 function demoUser(bot: string): string {
@@ -133,8 +208,26 @@ async function main(): Promise<void> {
     )
   }
 
-  console.log(`\n${bold('Dashboard:')} ${collector.url}/`)
+  // The demo user's transcript on each live bot (the bot's pause key: a channel, a chat id…).
+  const live = bots.filter((b) => b.bot.pauseWebhookUrl)
+  const threads = new Map<string, string>()
+  for (const b of live) {
+    const thread = await demoThread(collector, b)
+    if (thread) threads.set(b.name, thread)
+  }
+  const transcriptUrl = (bot: string, thread: string) =>
+    `${collector.url}/#/conversations/${encodeURIComponent(bot)}/${encodeURIComponent(thread)}`
+  const urls = () =>
+    [
+      '',
+      `${bold('Dashboard:')} ${collector.url}/`,
+      ...(threads.size ? ['Transcripts of the demo users (open one, press Pause, watch that bot go quiet here):'] : []),
+      ...[...threads].map(([bot, thread]) => `  ${bot.padEnd(11)} ${transcriptUrl(bot, thread)}`),
+      dim('Ctrl-C stops the demo.'),
+      '',
+    ].join('\n')
 
+  let stopping = false
   const shutdown = async (code: number) => {
     await Promise.allSettled(bots.map((b) => withTimeout(b.bot.close(), 5000)))
     await collector.close()
@@ -142,60 +235,82 @@ async function main(): Promise<void> {
   }
 
   if (ONCE) {
+    console.log(urls())
     console.log(failed === 0 ? 'All scripted conversations tracked.' : `${failed} bot(s) had problems.`)
     await shutdown(failed === 0 ? 0 : 1)
     return
   }
 
-  // Keep one demo user per pausable bot talking, so a pause in the dashboard shows here.
-  const live = bots.filter((b) => b.bot.pauseWebhookUrl)
-  const threads = new Map<string, string>()
-  console.log(`\nLive takeover: a demo user talks to each bot every ${(TICK_MS * live.length) / 1000} s.`)
-  console.log('Open a transcript below, press Pause, and watch that bot go quiet; Unpause brings it back.')
-  // Several real frameworks share this process: an error one of them throws late is shown, not fatal.
-  process.on('uncaughtException', (e) => console.log(`  ! uncaught error (the demo keeps running): ${e.message}`))
-  process.on('unhandledRejection', (e) =>
-    console.log(`  ! unhandled rejection (the demo keeps running): ${(e as Error)?.message ?? e}`),
+  const out = new LiveOutput(urls)
+  console.log(
+    `\nLive: a demo user talks to each bot every ${(TICK_MS * live.length) / 1000} s${TTY ? ' (the line below)' : ''}.`,
   )
-  let tick = 0
-  let stopping = false
-  process.on('SIGINT', () => {
-    if (stopping) process.exit(1)
+  out.printUrls()
+  // Several real frameworks share this process: an error one of them throws late is shown, not fatal.
+  process.on('uncaughtException', (e) => out.keep(`  ! uncaught error (the demo keeps running): ${e.message}`))
+  process.on('unhandledRejection', (e) =>
+    out.keep(`  ! unhandled rejection (the demo keeps running): ${(e as Error)?.message ?? e}`),
+  )
+  // Ctrl-C is how the demo ends, not a failure: stop the bots and the collector and exit 0.
+  // `pnpm demo` runs this process with `exec` (no shell in between, which a second SIGINT
+  // would kill, making pnpm print ELIFECYCLE), and pnpm passes the Ctrl-C on once more: a
+  // repeat within 2 s is the same Ctrl-C. A later one exits at once, still 0.
+  let stopAt = 0
+  const stop = () => {
+    if (stopping) {
+      if (Date.now() - stopAt > 2000) process.exit(0)
+      return
+    }
     stopping = true
-    console.log('\nStopping…')
+    stopAt = Date.now()
+    out.endStatus()
+    console.log('Stopping the demo…')
     void shutdown(0)
-  })
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+
+  let tick = 0
+  const pausedSeen = new Map<string, boolean>()
   while (!stopping && live.length > 0) {
     const b = live[tick % live.length] as RunningBot
-    const line = LINES[Math.floor(tick / live.length) % LINES.length] as string
+    const script = SCRIPTS[b.name] ?? FALLBACK_SCRIPT
+    const line = script[Math.floor(tick / live.length) % script.length] as string
     tick++
     const userId = demoUser(b.name)
     try {
       const replies = await b.bot.say(userId, line)
       await b.bot.tracker.flush(5000)
-      if (!threads.has(b.name)) {
-        // The transcript the dashboard shows for this user (the bot's pause key: a channel, a chat id…).
-        const [last] = await collector.store.recent({ bot: b.name, limit: 1 })
-        if (last) {
-          threads.set(b.name, last.thread)
-          console.log(
-            dim(
-              `   ${b.name} transcript: ${collector.url}/#/conversations/${encodeURIComponent(b.name)}/${encodeURIComponent(last.thread)}`,
-            ),
-          )
-        }
-      }
       const thread = threads.get(b.name)
       const paused = thread !== undefined && (await b.bot.tracker.isPaused(thread))
+      if (paused !== (pausedSeen.get(b.name) ?? false)) {
+        pausedSeen.set(b.name, paused)
+        out.keep(
+          paused
+            ? `  ${bold(b.name)} paused from the dashboard: its user is still tracked, the bot stays quiet.`
+            : `  ${bold(b.name)} unpaused: the bot answers again.`,
+        )
+      }
       const said = replies.length
         ? replies.map((r) => `“${r}”`).join(' ')
-        : dim(paused ? '(paused — no reply)' : '(no reply)')
-      console.log(`[${b.name}] ${userId}: “${line}” → ${said}`)
+        : paused
+          ? '(paused — no reply)'
+          : '(no reply)'
+      out.turn(`${dim(time())} [${b.name}] ${userId}: “${line}” → ${said}`)
     } catch (e) {
-      console.log(`[${b.name}] ${userId}: “${line}” → error: ${(e as Error).message}`)
+      out.keep(`[${b.name}] ${userId}: “${line}” → error: ${(e as Error).message}`)
     }
     await new Promise((r) => setTimeout(r, TICK_MS))
   }
+}
+
+const time = () => new Date().toLocaleTimeString([], { hour12: false })
+
+/** The transcript (thread) the demo user's messages land in on this bot. */
+async function demoThread(collector: Collector, b: RunningBot): Promise<string | undefined> {
+  const userId = demoUser(b.name)
+  const recent = await collector.store.recent({ bot: b.name, limit: 200 })
+  return ([...recent].reverse().find((m) => m.userId === userId) ?? recent.at(-1))?.thread
 }
 
 /** Pauses the demo user from the collector, checks the bot stays quiet, unpauses, checks it answers. */

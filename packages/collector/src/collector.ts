@@ -16,6 +16,7 @@ import { SqliteRecordStore } from './sqlite-store'
 import type { RecordStore } from './store'
 import { StoreUnavailableError } from './store-unavailable'
 import { Takeover } from './takeover'
+import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './track-batch-route'
 import { trackRoute } from './track-route'
 
 /** The default port: core's `DEFAULT_BASE_URL` is `http://127.0.0.1:8787`. */
@@ -54,6 +55,11 @@ function defaultPublicDir(): string {
  * console.log(collector.url) // http://127.0.0.1:PORT
  */
 export async function startCollector(options: CollectorOptions = {}): Promise<Collector> {
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
+  const limits = {
+    maxRecords: positiveInt(options.maxBatchRecords, 'maxBatchRecords') ?? DEFAULT_BATCH_LIMITS.maxRecords,
+    maxBytes: positiveInt(options.maxBatchBytes, 'maxBatchBytes') ?? DEFAULT_BATCH_LIMITS.maxBytes,
+  }
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
   const ownStore = !options.store
@@ -100,7 +106,8 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
-  app.use(trackRoute({ bots, store, feed, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024 }))
+  app.use(trackBatchRoute({ bots, store, feed, maxBodyBytes, limits }))
+  app.use(trackRoute({ bots, store, feed, maxBodyBytes, advertise: batchAdvertisement(limits) }))
   app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed }))
   app.use(
     '/api',
@@ -168,6 +175,13 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   }
 }
 
+function positiveInt(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new TypeError(`${name} must be a positive integer (got ${value})`)
+  return value
+}
+
 /** Every failure answers JSON `{ error: { code, message, path } }`. */
 function errorHandler(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
   let e: RequestError
@@ -187,6 +201,7 @@ function errorHandler(err: unknown, _req: Request, res: Response, _next: NextFun
     e = new RequestError(bodyErr.status, 'invalid_request', (err as Error).message ?? 'bad request', '')
   else {
     console.error('[convotrack-collector] unexpected error', err)
+    if (!res.headersSent) res.removeHeader(BATCH_HEADER)
     res.status(500).json({ error: { code: 'internal_error', message: 'unexpected collector failure', path: '' } })
     return
   }
@@ -194,6 +209,8 @@ function errorHandler(err: unknown, _req: Request, res: Response, _next: NextFun
     res.end()
     return
   }
+  // The batch advertisement is on 2xx/4xx answers only: a failing collector promises nothing.
+  if (e.status >= 500) res.removeHeader(BATCH_HEADER)
   if (e.status === 413) res.setHeader('connection', 'close')
   res.status(e.status).json(e.toJSON())
 }

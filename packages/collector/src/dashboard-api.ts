@@ -2,9 +2,13 @@ import express, { type Request, type Router } from 'express'
 import type { BotRegistry } from './bot-registry'
 import { RequestError } from './errors'
 import type { LiveFeed } from './live-feed'
+import { OperatorLog } from './operator-log'
 import type { MessengerPageConfig } from './options'
 import type { ReadFilter, RecordStore } from './store'
 import type { Takeover } from './takeover'
+
+/** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
+const TRANSCRIPT_PAGE = 500
 
 const BUCKETS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }
 
@@ -46,19 +50,23 @@ export function dashboardApi(deps: {
 }): Router {
   const api = express.Router()
   api.use(express.json({ limit: '64kb' }))
+  const operator = new OperatorLog()
 
   api.get('/bots', (_req, res) => {
     res.json(deps.bots.list())
   })
-  api.get('/stats', async (_req, res) => {
-    res.json({ ...(await deps.store.counts()), streams: deps.feed.size })
+  api.get('/stats', async (req, res) => {
+    const filter = filterOf(req)
+    res.json({ ...(await deps.store.counts(filter)), bot: filter.bot ?? null, streams: deps.feed.size })
   })
   api.get('/stream', (req, res) => {
     deps.feed.attach(req, res, filterOf(req).bot)
   })
   api.get('/messages', async (req, res) => {
     res.json(
-      await deps.store.recent({ ...filterOf(req), limit: intParam(req, 'limit'), afterId: intParam(req, 'afterId') }),
+      operator.mark(
+        await deps.store.recent({ ...filterOf(req), limit: intParam(req, 'limit'), afterId: intParam(req, 'afterId') }),
+      ),
     )
   })
   api.get('/conversations', async (req, res) => {
@@ -69,11 +77,16 @@ export function dashboardApi(deps: {
     const thread = requiredString(req.query.thread, 'thread')
     const info = deps.bots.list().find((b) => b.name === bot)
     if (!info) throw new RequestError(404, 'not_found', `no bot named "${bot}"`, 'bot')
-    const [messages, paused] = await Promise.all([
-      deps.store.transcript(bot, thread, { limit: intParam(req, 'limit') }),
+    const limit = Math.min(Math.max(1, Math.floor(intParam(req, 'limit') ?? TRANSCRIPT_PAGE)), 5000)
+    const beforeId = intParam(req, 'beforeId')
+    // One more than asked tells whether an older page exists.
+    const [page, paused] = await Promise.all([
+      deps.store.transcript(bot, thread, { limit: limit + 1, ...(beforeId !== undefined ? { beforeId } : {}) }),
       deps.store.paused(bot, thread),
     ])
-    res.json({ bot: info, thread, paused, messages })
+    const messages = page.length > limit ? page.slice(page.length - limit) : page
+    const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
+    res.json({ bot: info, thread, paused, messages: operator.mark(messages), olderBeforeId })
   })
   api.get('/records/:id', async (req, res) => {
     const record = await deps.store.record(Number(req.params.id))
@@ -114,13 +127,21 @@ export function dashboardApi(deps: {
   })
   api.post('/operator-message', async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>
-    res.json(
-      await deps.takeover.sendMessage(
-        requiredString(body.bot, 'bot'),
-        requiredString(body.thread, 'thread'),
-        requiredString(body.text, 'text'),
-      ),
-    )
+    const bot = requiredString(body.bot, 'bot')
+    const thread = requiredString(body.thread, 'thread')
+    const text = requiredString(body.text, 'text')
+    const sent = { bot, thread, text, sentAt: Date.now() }
+    // Remembered before the call: the bot tracks its copy while this request is still open.
+    operator.sent(sent)
+    let result: { attempts: number }
+    try {
+      result = await deps.takeover.sendMessage(bot, thread, text)
+    } catch (e) {
+      operator.forget(sent)
+      throw e
+    }
+    deps.feed.publish('operator', sent, bot)
+    res.json(result)
   })
 
   api.get('/messenger-pages', (_req, res) => {

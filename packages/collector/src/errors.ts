@@ -11,6 +11,7 @@ export type CollectorErrorCode =
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'invalid_json'
+  | 'invalid_batch'
   | 'missing_field'
   | 'invalid_field'
   | 'misplaced_intent'

@@ -23,8 +23,17 @@ export type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
+  TranscriptPage,
 } from './store'
 export { StoreUnavailableError } from './store-unavailable'
+export {
+  BATCH_HEADER,
+  type BatchAnswer,
+  type BatchLimits,
+  type BatchResult,
+  batchAdvertisement,
+  DEFAULT_BATCH_LIMITS,
+} from './track-batch-route'
 export {
   API_VERSIONS,
   PLATFORMS,

@@ -1,7 +1,7 @@
 import type { ApiVersion, Platform, RecordType } from '@convotrack/core'
 import type { LiveFeed } from './live-feed'
-import { normalizeRecord } from './normalize'
-import type { RecordStore } from './store'
+import { type NormalizedMessage, normalizeRecord } from './normalize'
+import type { AddResult, IncomingRecord, RecordStore } from './store'
 
 /** What an accepted record needs: already validated. */
 export interface AcceptedRecord {
@@ -11,27 +11,61 @@ export interface AcceptedRecord {
   v: ApiVersion
   raw: string
   body: Record<string, unknown>
+  /** The sender's per-record id: stored once per (bot, key). */
+  idempotencyKey?: string | undefined
 }
 
-/**
- * Stores a validated record with its normalized messages and puts them on the firehose.
- * Shared by `POST /track` and the Messenger webhook.
- *
- * @example const { id } = await ingest(store, feed, { bot: 'demo', platform: 'universal', type: 'incoming', v: '11.1.0-rest', raw, body })
- */
-export async function ingest(store: RecordStore, feed: LiveFeed, record: AcceptedRecord): Promise<{ id: number }> {
-  const messages = normalizeRecord(record.platform, record.type, record.body)
-  const stored = await store.add(
-    {
+function prepare(
+  record: AcceptedRecord,
+  receivedAt: number,
+): { record: IncomingRecord; messages: NormalizedMessage[] } {
+  return {
+    record: {
       bot: record.bot,
       platform: record.platform,
       type: record.type,
       v: record.v,
       raw: record.raw,
-      receivedAt: Date.now(),
+      receivedAt,
+      idempotencyKey: record.idempotencyKey,
     },
-    messages,
-  )
+    // Normalized once, here, from the body the validator already parsed.
+    messages: normalizeRecord(record.platform, record.type, record.body),
+  }
+}
+
+/**
+ * Stores a validated record with its normalized messages and puts them on the firehose.
+ * Shared by `POST /track` and the Messenger webhook. A repeated idempotency key stores nothing
+ * and publishes nothing: `duplicate: true` with the stored id.
+ *
+ * @example const { id } = await ingest(store, feed, { bot: 'demo', platform: 'universal', type: 'incoming', v: '11.1.0-rest', raw, body })
+ */
+export async function ingest(
+  store: RecordStore,
+  feed: LiveFeed,
+  record: AcceptedRecord,
+): Promise<{ id: number; duplicate: boolean }> {
+  const { record: incoming, messages } = prepare(record, Date.now())
+  const stored = await store.add(incoming, messages)
   for (const m of stored.messages) feed.publish('message', m, m.bot)
-  return { id: stored.id }
+  return { id: stored.id, duplicate: stored.duplicate === true }
+}
+
+/**
+ * Stores validated records in ONE store transaction, in order, then publishes their messages
+ * on the firehose in that order. Used by `POST /track/batch`.
+ *
+ * @example const results = await ingestMany(store, feed, [recordA, recordB])
+ */
+export async function ingestMany(
+  store: RecordStore,
+  feed: LiveFeed,
+  records: readonly AcceptedRecord[],
+): Promise<AddResult[]> {
+  if (records.length === 0) return []
+  const receivedAt = Date.now()
+  const results = await store.addMany(records.map((r) => prepare(r, receivedAt)))
+  for (const result of results) for (const m of result.messages) feed.publish('message', m, m.bot)
+  return results
 }

@@ -68,6 +68,20 @@ export interface CollectorOptions {
   messengerPages?: MessengerPageConfig[]
   /** Largest accepted `POST /track` body in bytes; larger → 413. Default 1 MiB. */
   maxBodyBytes?: number
+  /**
+   * Most records one `POST /track/batch` may carry; more → 413. Advertised to trackers in the
+   * `Convotrack-Batch` header of every `/track` answer. Default 500.
+   *
+   * @example startCollector({ maxBatchRecords: 1000 })
+   */
+  maxBatchRecords?: number
+  /**
+   * Largest accepted `POST /track/batch` body in bytes; larger → 413. Advertised with
+   * `maxBatchRecords`. Each record's body inside a batch is still held to `maxBodyBytes`. Default 4 MiB.
+   *
+   * @example startCollector({ maxBatchBytes: 8 * 1024 * 1024 })
+   */
+  maxBatchBytes?: number
   /** Webhook retry policy. */
   webhookRetry?: WebhookRetryOptions
   /** Folder of the dashboard's static files. Default the package's `public/`. */

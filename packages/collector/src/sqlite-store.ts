@@ -15,6 +15,7 @@ import type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
+  TranscriptPage,
 } from './store'
 
 const SCHEMA = `
@@ -25,9 +26,9 @@ CREATE TABLE IF NOT EXISTS records (
   type TEXT NOT NULL,
   v TEXT NOT NULL,
   received_at INTEGER NOT NULL,
-  raw TEXT NOT NULL,
-  idempotency_key TEXT
+  raw TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS records_bot ON records (bot);
 CREATE TABLE IF NOT EXISTS messages (
   id INTEGER PRIMARY KEY,
   record_id INTEGER NOT NULL REFERENCES records(id),
@@ -132,6 +133,18 @@ interface PendingAdd {
   reject: (error: unknown) => void
 }
 
+/**
+ * Idempotency keys (added after the first release): a column and a unique index per bot, added
+ * to older database files when they are opened.
+ */
+function migrateIdempotency(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(records)').all() as Array<{ name: string }>
+  if (!columns.some((c) => c.name === 'idempotency_key')) db.exec('ALTER TABLE records ADD COLUMN idempotency_key TEXT')
+  db.exec(
+    'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
+  )
+}
+
 const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
   v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
 
@@ -146,8 +159,11 @@ export class SqliteRecordStore implements RecordStore {
   private readonly cache = new Map<string, Database.Statement>()
   private readonly insertRecord: Database.Statement
   private readonly insertMessage: Database.Statement
+  private readonly findKey: Database.Statement
   private readonly addTx: (record: IncomingRecord, messages: NormalizedMessage[]) => AddResult
-  private readonly addBatchTx: (batch: ReadonlyArray<Pick<PendingAdd, 'record' | 'messages'>>) => AddResult[]
+  private readonly addBatchTx: (
+    batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
+  ) => AddResult[]
   private pending: PendingAdd[] = []
 
   /** @param file SQLite file path, or `:memory:`. */
@@ -158,17 +174,14 @@ export class SqliteRecordStore implements RecordStore {
       this.db.pragma('synchronous = NORMAL')
     }
     this.db.exec(SCHEMA)
-    // Files made before idempotency keys existed get the column.
-    const columns = this.db.prepare('PRAGMA table_info(records)').all() as Array<{ name: string }>
-    if (!columns.some((c) => c.name === 'idempotency_key'))
-      this.db.exec('ALTER TABLE records ADD COLUMN idempotency_key TEXT')
-    this.db.exec(
-      'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
-    )
-    const findKey = this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?')
+    migrateIdempotency(this.db)
+    // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = this.db.prepare(
-      'INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key) VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)',
+      `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key)
+       VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)
+       ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
+    this.findKey = this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?').pluck()
     this.insertMessage = this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
        buttons, images, user_json, event_type, event_name, amount, ts)
@@ -176,21 +189,18 @@ export class SqliteRecordStore implements RecordStore {
        @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`)
     const insertOne = (record: IncomingRecord, messages: NormalizedMessage[]): AddResult => {
       const key = record.idempotencyKey ?? null
-      if (key !== null) {
-        const existing = findKey.get(record.bot, key) as { id: number } | undefined
-        if (existing) return { id: existing.id, duplicate: true, messages: [] }
-      }
-      const id = Number(
-        this.insertRecord.run({
-          bot: record.bot,
-          platform: record.platform,
-          type: record.type,
-          v: record.v,
-          receivedAt: record.receivedAt,
-          raw: record.raw,
-          idempotencyKey: key,
-        }).lastInsertRowid,
-      )
+      const inserted = this.insertRecord.run({
+        bot: record.bot,
+        platform: record.platform,
+        type: record.type,
+        v: record.v,
+        receivedAt: record.receivedAt,
+        raw: record.raw,
+        idempotencyKey: key,
+      })
+      if (inserted.changes === 0)
+        return { id: Number(this.findKey.get(record.bot, key)), duplicate: true, messages: [] }
+      const id = Number(inserted.lastInsertRowid)
       const stored = messages.map((m): StoredMessage => {
         const mid = Number(
           this.insertMessage.run({
@@ -219,8 +229,9 @@ export class SqliteRecordStore implements RecordStore {
       return { id, duplicate: false, messages: stored }
     }
     this.addTx = this.db.transaction(insertOne)
-    this.addBatchTx = this.db.transaction((batch: ReadonlyArray<Pick<PendingAdd, 'record' | 'messages'>>) =>
-      batch.map((item) => insertOne(item.record, item.messages)),
+    this.addBatchTx = this.db.transaction(
+      (batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>) =>
+        batch.map((item) => insertOne(item.record, item.messages)),
     )
   }
 
@@ -248,11 +259,6 @@ export class SqliteRecordStore implements RecordStore {
     })
   }
 
-  async addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]> {
-    this.commitPending() // keep arrival order with single adds already queued
-    return this.addBatchTx(items)
-  }
-
   private commitPending(): void {
     const batch = this.pending
     this.pending = []
@@ -270,6 +276,15 @@ export class SqliteRecordStore implements RecordStore {
         }
       }
     }
+  }
+
+  /**
+   * One transaction for the whole batch, in order (records of concurrent single adds still
+   * waiting for their group commit are committed first, so arrival order is kept).
+   */
+  async addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]> {
+    this.commitPending()
+    return this.addBatchTx(items)
   }
 
   async record(id: number): Promise<StoredRecord | undefined> {
@@ -326,15 +341,14 @@ export class SqliteRecordStore implements RecordStore {
     }))
   }
 
-  async transcript(
-    bot: string,
-    thread: string,
-    options: { limit?: number; beforeId?: number } = {},
-  ): Promise<StoredMessage[]> {
-    const before = options.beforeId !== undefined ? 'AND m.id < ?' : ''
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ${before} ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
-    const params = options.beforeId !== undefined ? [bot, thread, options.beforeId] : [bot, thread]
-    return this.all<MessageRow>(sql, ...params, clampLimit(options.limit, 500)).map(toMessage)
+  async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
+    const limit = clampLimit(options.limit, 500)
+    const before = options.beforeId
+    // Walks the (bot, thread, id) index backwards from the cursor: a page costs `limit` rows however long the thread.
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ${before !== undefined ? 'AND m.id < ?' : ''}
+      ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
+    const params = before !== undefined ? [bot, thread, Math.floor(before), limit] : [bot, thread, limit]
+    return this.all<MessageRow>(sql, ...params).map(toMessage)
   }
 
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
@@ -475,10 +489,10 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    const where = filter.bot !== undefined ? 'WHERE bot = ?' : ''
+    const where = filter.bot !== undefined ? ' WHERE bot = ?' : ''
     const p = filter.bot !== undefined ? [filter.bot] : []
-    const records = (this.stmt(`SELECT count(*) AS n FROM records ${where}`).get(...p) as { n: number }).n
-    const messages = (this.stmt(`SELECT count(*) AS n FROM messages ${where}`).get(...p) as { n: number }).n
+    const records = (this.stmt(`SELECT count(*) AS n FROM records${where}`).get(...p) as { n: number }).n
+    const messages = (this.stmt(`SELECT count(*) AS n FROM messages${where}`).get(...p) as { n: number }).n
     return { records, messages }
   }
 

@@ -12,13 +12,17 @@ export interface IncomingRecord {
   raw: string
   /** Collector clock, epoch ms. */
   receivedAt: number
-  /** Client-chosen key (`Idempotency-Key` header, or a batch item's `idempotencyKey`): unique per bot. */
+  /**
+   * The sender's per-record id (`Idempotency-Key` header, or a batch record's `idempotencyKey`):
+   * a record whose (bot, key) is already stored is not stored again. Absent: always stored.
+   */
   idempotencyKey?: string | undefined
 }
 
-/** What storing one record gave: its id, whether it was already stored (idempotency key), its stored messages. */
+/** What storing one record gave: its id, whether it was a repeat, its stored messages (none for a repeat). */
 export interface AddResult {
   id: number
+  /** The (bot, idempotencyKey) was already stored: `id` is the stored record's, nothing new was stored. */
   duplicate: boolean
   messages: StoredMessage[]
 }
@@ -99,6 +103,14 @@ export interface ReadFilter {
   bot?: string
 }
 
+/** One page of a transcript: the latest `limit` messages older than `beforeId`. */
+export interface TranscriptPage {
+  /** At most this many messages (default 500, at most 5000). */
+  limit?: number
+  /** Only messages with an id below this one (the cursor of the page before). */
+  beforeId?: number
+}
+
 /** Pause state of one transcript. */
 export interface PauseState {
   bot: string
@@ -120,15 +132,19 @@ export type StoreChange =
  * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
  */
 export interface RecordStore {
-  /** Stores a record and its messages atomically; returns the stored messages (with ids). Honours
-   *  `idempotencyKey`: a record already stored under it answers its id, `duplicate: true` and `messages: []`. */
+  /**
+   * Stores a record and its messages atomically; returns the stored messages (with ids). Honours
+   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true` and no messages.
+   */
   add(
     record: IncomingRecord,
     messages: NormalizedMessage[],
   ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean }>
-  /** Stores records with their messages in ONE transaction, in order. A record whose
-   *  (bot, idempotencyKey) is already stored is not stored again: its result has the stored id,
-   *  duplicate: true and messages: []. */
+  /**
+   * Stores records with their messages in ONE transaction, in order. A record whose
+   * (bot, idempotencyKey) is already stored (or appears earlier in `items`) is not stored again:
+   * its result has the stored id, `duplicate: true` and `messages: []`.
+   */
   addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]>
   /** A record with its raw JSON. */
   record(id: number): Promise<StoredRecord | undefined>
@@ -136,9 +152,11 @@ export interface RecordStore {
   recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]>
   /** Transcripts, most recently active first. */
   conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]>
-  /** The latest `limit` (default 500) messages of a transcript with id < beforeId (when given),
-   *  returned in arrival order (oldest first). */
-  transcript(bot: string, thread: string, options?: { limit?: number; beforeId?: number }): Promise<StoredMessage[]>
+  /**
+   * The latest `limit` (default 500) messages of a transcript with id < `beforeId` (when given),
+   * returned in arrival order (oldest first). Page back with `beforeId` = the first id returned.
+   */
+  transcript(bot: string, thread: string, options?: TranscriptPage): Promise<StoredMessage[]>
   notHandled(filter: ReadFilter): Promise<NotHandledLine[]>
   intents(filter: ReadFilter): Promise<IntentLine[]>
   events(filter: ReadFilter): Promise<EventsReport>
@@ -149,7 +167,7 @@ export interface RecordStore {
   /** Messenger page connections added from the dashboard, kept across restarts. */
   saveMessengerPage(page: MessengerPageConfig): Promise<void>
   messengerPages(): Promise<MessengerPageConfig[]>
-  /** Counts, optionally of one bot. */
+  /** Counts, optionally of one bot (the dashboard's header, the benchmark). */
   counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
   /**
    * Optional, for stores shared by several collector processes (a server database): calls

@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
 import type { BotRegistry } from './bot-registry'
 import { RequestError } from './errors'
+import { checkIdempotencyKey } from './idempotency-key'
 import { ingest } from './ingest'
 import type { LiveFeed } from './live-feed'
 import type { RecordStore } from './store'
@@ -14,19 +15,25 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 /**
- * `POST /track` (spec 4.1): query, key, media type, size, JSON, shape — in that order, each
- * failure a 4xx `{ error: { code, message, path } }`. Accepted records answer 201 `{ id }`.
+ * `POST /track` (spec 4.1): query, key, media type, `Idempotency-Key`, size, JSON, shape — in
+ * that order, each failure a 4xx `{ error: { code, message, path } }`. Accepted records answer
+ * 201 `{ id }`; a repeated (bot, `Idempotency-Key`) answers 201 `{ id, duplicate: true }` with
+ * the stored id and stores nothing. Every 2xx/4xx answer carries `advertise` (the
+ * `Convotrack-Batch` header) when given.
  *
- * @example app.use(trackRoute({ bots, store, feed, maxBodyBytes: 1 << 20 }))
+ * @example app.use(trackRoute({ bots, store, feed, maxBodyBytes: 1 << 20, advertise: 'max-records=500, max-bytes=4194304' }))
  */
 export function trackRoute(deps: {
   bots: BotRegistry
   store: RecordStore
   feed: LiveFeed
   maxBodyBytes: number
+  /** Value of the `Convotrack-Batch` header (batch endpoint limits); none when omitted. */
+  advertise?: string
 }): Router {
   const router = express.Router()
   const checkHead = (req: Request, res: Response, next: NextFunction) => {
+    if (deps.advertise) res.setHeader('Convotrack-Batch', deps.advertise)
     const query = parseTrackQuery(new URL(req.originalUrl, 'http://collector').searchParams)
     const bot = deps.bots.forKey(query.apiKey)
     if (!bot)
@@ -38,6 +45,7 @@ export function trackRoute(deps: {
         'send the record as JSON with `Content-Type: application/json`',
         'content-type',
       )
+    res.locals.idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], 'idempotency-key')
     res.locals.query = query
     res.locals.bot = bot.name
     next()
@@ -57,15 +65,35 @@ export function trackRoute(deps: {
           throw new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
         }
         validateRecord(query.platform, query.type, body)
-        const { id } = await ingest(deps.store, deps.feed, {
-          bot: res.locals.bot as string,
-          platform: query.platform,
-          type: query.type,
-          v: query.v,
-          raw,
-          body: body as Record<string, unknown>,
-        })
-        res.status(201).json({ id })
+        let stored: { id: number; duplicate: boolean }
+        try {
+          stored = await ingest(deps.store, deps.feed, {
+            bot: res.locals.bot as string,
+            platform: query.platform,
+            type: query.type,
+            v: query.v,
+            raw,
+            body: body as Record<string, unknown>,
+            idempotencyKey: res.locals.idempotencyKey as string | undefined,
+          })
+        } catch (e) {
+          console.error('[convotrack-collector] store failed; record answered 503', (e as Error)?.message ?? e)
+          res.removeHeader('Convotrack-Batch')
+          res
+            .status(503)
+            .setHeader('retry-after', '1')
+            .json(
+              new RequestError(
+                503,
+                'store_unavailable',
+                'the record store is unavailable; retry the record',
+                '',
+              ).toJSON(),
+            )
+          return
+        }
+        const { id, duplicate } = stored
+        res.status(201).json(duplicate ? { id, duplicate: true } : { id })
       } catch (e) {
         next(e)
       }

@@ -86,7 +86,7 @@ describe('dashboard in headless Chromium', () => {
     expect(texts.some((t) => t.includes('blorp zzz') && t.includes('NotHandled'))).toBe(true)
     expect(texts.some((t) => t.includes('hi there') && t.includes('greeting 97%'))).toBe(true)
     // The chart follows too: six messages in the last hour's per-minute bars.
-    await poll(() => page.getByTestId('chart-total').textContent()).toBe('6 messages in view')
+    await poll(() => page.getByTestId('chart-total').textContent()).toBe('6 messages in the last 10 min')
     await shot('01-live-firehose')
   })
 

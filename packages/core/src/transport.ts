@@ -1,6 +1,14 @@
-import { EventEmitter } from 'node:events'
 import { type Dispatcher, Pool } from 'undici'
-import { TransportError } from './errors'
+import { type BatchLimits, batchBody, parseBatchHeader, parseBatchResults, recordBytes } from './batch-protocol'
+import { Deadlines } from './deadlines'
+import { type AttemptFailure, refusedRecordError, scrub, toTransportError } from './delivery-errors'
+import type { TransportError } from './errors'
+import { Fifo } from './fifo'
+import { Gate } from './gate'
+import { IdempotencyKeys } from './idempotency'
+import { Lanes } from './lanes'
+import { ConcurrencyLimiter } from './limiter'
+import { RatePacer } from './pacer'
 import {
   backoffDelay,
   DEFAULT_RETRY,
@@ -9,114 +17,63 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from './retry'
-import type { Platform, RecordType } from './types'
+import type { Pending, RecordMeta, Shipment, TransportHooks, TransportOptions, TransportStats } from './transport-types'
+import type { ApiVersion } from './types'
 
-/** Abort handle of one request: undici aborts it on `'abort'`. */
-class RequestDeadline extends EventEmitter {
-  timedOut = false
-  at = 0
-}
+export type { RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
 
-/** What the transport knows of a record, handed to `onError` and the events. */
-export interface RecordMeta {
-  platform: Platform
-  type: RecordType
-  userId: string | undefined
-  /** The JSON body as it is (or was to be) sent. */
-  body: string
-  /** Delivery order is kept per conversation: this key, else the user. */
-  conversation?: string | undefined
-}
-
-/** A record waiting to be delivered. */
-interface Pending extends RecordMeta {
-  path: string
-  attempts: number
-  /** The gate round the last attempt was sent in (see `gateRound`). */
-  round: number
-  /** Its ordering lane: the platform and conversation (else user), so they arrive in order. */
-  lane: string
-}
-
-/** Counters of the transport; see `tracker.stats()`. */
-export interface TransportStats {
-  /** Waiting to be sent (including those waiting out a retry delay). */
-  queued: number
-  inFlight: number
-  /** Of `queued`, those waiting out a retry delay. */
-  retrying: number
-  sent: number
-  /** Retry attempts made (one record may count several). */
-  retried: number
-  failed: number
-  dropped: number
-  droppedByReason: { queue_full: number; redacted: number; closed: number }
-}
-
-export interface TransportHooks {
-  onSent(meta: RecordMeta, status: number): void
-  onFailed(error: TransportError, meta: RecordMeta): void
-  onRetry(error: TransportError, meta: RecordMeta, delayMs: number): void
-  onDrained(): void
-}
-
-export interface TransportOptions {
-  baseUrl: string
-  maxQueueSize: number
-  concurrency: number
-  timeoutMs: number
-  retry: RetryOptions
-  dispatcher?: Dispatcher | undefined
-  userAgent: string
-  /** Values never quoted in an error (the tracking key): a service page may echo the request URL. */
-  secrets?: readonly string[]
-}
+/** Floor and starting point of the adaptive concurrency limit. */
+const MIN_CONCURRENCY = 4
+const INITIAL_CONCURRENCY = 16
+/** Batches in flight at once: more only splits the backlog into smaller batches. */
+const BATCHES_IN_FLIGHT = 8
+/** Consecutive rate-limit answers (no success between) that mean "everything is refused": close the gate. */
+const LIMITED_RUN_GATES = 8
+/** Longest gate step while the service is unreachable: one cheap probe per second at most. */
+const GATE_MAX_MS = 1_000
 
 /**
- * Delivers records off the hot path: a bounded queue, at most `concurrency` requests in
- * flight over keep-alive connections, retries with backoff, and a global gate that holds
- * every request while the service is unreachable or rate-limiting (429 + Retry-After), so
- * a down service costs one probe per backoff step, not one failed request per record.
+ * Delivers records off the hot path: per-conversation lanes bounded by bytes (and optionally a
+ * count), requests in flight up to an adaptive limit (see {@link ConcurrencyLimiter}) over
+ * keep-alive connections, pacing after rate limits (see {@link RatePacer}), retries with
+ * backoff, a global gate while the service is unreachable (see {@link Gate}), and batches when
+ * the service advertises them (`Convotrack-Batch`).
  */
 export class Transport {
-  /**
-   * Records waiting, one FIFO lane per conversation (else per user): its records go out in
-   * order, one at a time (the service orders a transcript by arrival), while different
-   * conversations go in parallel.
-   */
-  private readonly lanes = new Map<string, Pending[]>()
-  /** Lanes with a record to send and none in flight or waiting out a retry, in turn order. */
-  private readonly runnable: string[] = []
-  private runHead = 0
-  /** Lanes whose record came back from a failed attempt: served before the others. */
-  private readonly returning: string[] = []
-  /** Lanes with a record in flight or waiting out a retry. */
-  private readonly busy = new Set<string>()
-  private waiting = 0
+  private readonly lanes = new Lanes()
+  /** Requests back for another attempt (the gate closed on them, or their retry delay passed). */
+  private readonly returned = new Fifo<Shipment>()
+  private returnedRecords = 0
+  private readonly gate = new Gate()
+  private readonly limiter: ConcurrencyLimiter
+  private readonly pacer = new RatePacer()
+  private readonly deadlines: Deadlines
+  private readonly keys = new IdempotencyKeys()
   private anonymous = 0
+  /** Records in flight, and requests in flight. */
   private inFlight = 0
+  private requests = 0
   private retrying = 0
+  private heldBytes = 0
   private pumpScheduled = false
-  private gateUntil = 0
-  private gateTimer: NodeJS.Timeout | undefined
-  private connectFailures = 0
-  /** Bumped each time the gate closes: failures of requests sent in an earlier round are that round's, not new ones. */
-  private gateRound = 0
-  /** Half-open after the gate: one request probes the service before the rest follow. */
-  private probing = false
+  private paceTimer: NodeJS.Timeout | undefined
+  private lastSuccessAt = 0
+  private limitedRun = 0
+  private batchLimits: BatchLimits | undefined
+  /** Batches may be used (`batch !== false`, and `/track/batch` never answered 404/405). */
+  private batchAllowed: boolean
   private readonly waiters = new Set<() => void>()
-  private readonly retryTimers = new Map<NodeJS.Timeout, Pending>()
-  /** In-flight requests and their absolute deadlines, checked by one sweeper timer. */
-  private readonly deadlines = new Set<RequestDeadline>()
-  private readonly spareDeadlines: RequestDeadline[] = []
-  private sweeper: NodeJS.Timeout | undefined
+  private readonly retryTimers = new Map<NodeJS.Timeout, Shipment>()
   private destroyed = false
   private readonly dispatcher: Dispatcher
   private readonly ownsDispatcher: boolean
   private readonly origin: string
   private readonly basePath: string
+  private readonly batchPath: string
   private readonly retry: Required<RetryOptions>
-  private readonly headers: Record<string, string>
+  private readonly gateRetry: Required<RetryOptions>
+  private readonly userAgent: string
+  private readonly batchHeaders: Record<string, string>
   readonly counters = {
     sent: 0,
     retried: 0,
@@ -132,16 +89,41 @@ export class Transport {
     const url = new URL(opts.baseUrl)
     this.origin = url.origin
     this.basePath = url.pathname.replace(/\/+$/, '')
+    this.batchPath = `${this.basePath}/track/batch?${new URLSearchParams({ apiKey: opts.apiKey })}`
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
+    this.gateRetry = { ...this.retry, maxDelayMs: Math.min(this.retry.maxDelayMs, GATE_MAX_MS) }
+    this.deadlines = new Deadlines(opts.timeoutMs)
+    const cap = Math.max(1, opts.concurrency)
+    this.limiter = new ConcurrencyLimiter(Math.min(MIN_CONCURRENCY, cap), cap, INITIAL_CONCURRENCY)
     this.ownsDispatcher = !opts.dispatcher
-    this.dispatcher =
-      opts.dispatcher ?? new Pool(this.origin, { connections: opts.concurrency, keepAliveTimeout: 30_000 })
-    this.headers = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
+    // Connections open on demand, one per request in flight, so the pool follows the limit.
+    this.dispatcher = opts.dispatcher ?? new Pool(this.origin, { connections: cap, keepAliveTimeout: 30_000 })
+    this.userAgent = opts.userAgent
+    this.batchAllowed = opts.batch
+    this.batchHeaders = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
   }
 
   /** Records handed over and not yet delivered or failed. */
   get pending(): number {
-    return this.waiting + this.retrying + this.inFlight
+    return this.lanes.waiting + this.returnedRecords + this.retrying + this.inFlight
+  }
+
+  /** True when a new record would be dropped: check before serializing it. */
+  get full(): boolean {
+    return (
+      this.heldBytes >= this.opts.maxQueueBytes ||
+      (this.opts.maxQueueSize !== undefined && this.pending >= this.opts.maxQueueSize)
+    )
+  }
+
+  /** Whether records go in batches (the service advertised them and `batch` is not false). */
+  get batching(): boolean {
+    return this.batchLimits !== undefined
+  }
+
+  /** Current adaptive concurrency limit and pacing rate (for benchmarks and debugging). */
+  get limits(): { concurrency: number; rate: number } {
+    return { concurrency: this.limiter.limit, rate: this.pacer.rate }
   }
 
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
@@ -149,29 +131,32 @@ export class Transport {
     return `${this.basePath}/track?${query}`
   }
 
-  /** Queues one record. Returns false (and counts the drop) when the queue is full. */
-  enqueue(path: string, meta: RecordMeta): boolean {
-    if (this.pending >= this.opts.maxQueueSize) return false
+  /** Queues one record. Returns false when the queue is full (the caller counts the drop). */
+  enqueue(path: string, v: ApiVersion, meta: RecordMeta): boolean {
+    if (this.full) return false
     // Every field up front: one object shape for every record.
     const key = meta.conversation ?? meta.userId
     const lane = key === undefined ? `#${this.anonymous++}` : `${meta.platform}:${key}`
-    this.toLane({
+    this.lanes.push({
       platform: meta.platform,
       type: meta.type,
       userId: meta.userId,
       body: meta.body,
+      conversation: meta.conversation,
       path,
-      attempts: 0,
-      round: 0,
+      v,
+      key: this.keys.next(),
       lane,
+      bytes: 0,
     })
+    this.heldBytes += meta.body.length
     this.schedulePump()
     return true
   }
 
   stats(): TransportStats {
     return {
-      queued: this.waiting + this.retrying,
+      queued: this.lanes.waiting + this.returnedRecords + this.retrying,
       inFlight: this.inFlight,
       retrying: this.retrying,
       sent: this.counters.sent,
@@ -215,19 +200,19 @@ export class Transport {
    */
   async destroy(): Promise<RecordMeta[]> {
     this.destroyed = true
-    const left: RecordMeta[] = [...[...this.lanes.values()].flat(), ...this.retryTimers.values()]
-    for (const t of this.retryTimers.keys()) clearTimeout(t)
+    const left: RecordMeta[] = this.lanes.clear()
+    for (const s of this.returned.takeAll()) left.push(...s.records)
+    for (const [t, s] of this.retryTimers) {
+      clearTimeout(t)
+      left.push(...s.records)
+    }
     this.retryTimers.clear()
     this.retrying = 0
-    this.lanes.clear()
-    this.runnable.length = 0
-    this.runHead = 0
-    this.returning.length = 0
-    this.busy.clear()
-    this.waiting = 0
-    if (this.gateTimer) clearTimeout(this.gateTimer)
-    if (this.sweeper) clearInterval(this.sweeper)
-    this.sweeper = undefined
+    this.returnedRecords = 0
+    this.heldBytes = 0
+    this.gate.stop()
+    this.deadlines.stop()
+    if (this.paceTimer) clearTimeout(this.paceTimer)
     this.counters.failed += left.length
     if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
     // Requests cut by the teardown settle (as failed) before close() reports.
@@ -235,258 +220,285 @@ export class Transport {
     return left
   }
 
-  /**
-   * The absolute per-request deadline (connect to last byte). One sweeper timer checks every
-   * in-flight request, and the abort handle is an EventEmitter (which undici accepts as
-   * `signal`): on Node 20 a per-request `AbortSignal` costs 35–40 % of delivery throughput and
-   * `AbortSignal.timeout` more (measured in bench/).
-   */
-  private startDeadline(): RequestDeadline {
-    // Handles are reused: undici removes its listener when the request settles.
-    const deadline = this.spareDeadlines.pop() ?? new RequestDeadline()
-    deadline.at = Date.now() + this.opts.timeoutMs
-    deadline.timedOut = false
-    this.deadlines.add(deadline)
-    if (!this.sweeper) {
-      const every = Math.max(10, Math.min(250, Math.floor(this.opts.timeoutMs / 4)))
-      this.sweeper = setInterval(() => {
-        const now = Date.now()
-        for (const d of this.deadlines) {
-          if (d.at > now) continue
-          this.deadlines.delete(d)
-          d.timedOut = true
-          d.emit('abort')
-        }
-        if (this.deadlines.size === 0 && this.sweeper) {
-          clearInterval(this.sweeper)
-          this.sweeper = undefined
-        }
-      }, every)
-      this.sweeper.unref()
-    }
-    return deadline
-  }
-
-  /** The service's own text, quoted in errors, without the tracking key in any spelling. */
-  private scrub(text: string): string {
-    let out = text.replace(/([?&]apiKey=)[^&\s"'<>]*/g, '$1***')
-    for (const secret of this.opts.secrets ?? []) {
-      for (const form of new Set([
-        secret,
-        encodeURIComponent(secret),
-        new URLSearchParams({ k: secret }).toString().slice(2),
-      ]))
-        if (form) out = out.split(form).join('***')
-    }
-    return out
-  }
-
   private refTimers(ref: boolean): void {
     for (const t of this.retryTimers.keys()) ref ? t.ref() : t.unref()
-    if (this.gateTimer) ref ? this.gateTimer.ref() : this.gateTimer.unref()
+    this.gate.ref(ref)
+    if (this.paceTimer) ref ? this.paceTimer.ref() : this.paceTimer.unref()
   }
 
   private schedulePump(): void {
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    setImmediate(() => {
-      this.pumpScheduled = false
-      this.pump()
-    })
+    setImmediate(this.pumpSoon)
   }
+
+  private readonly pumpSoon = (): void => {
+    this.pumpScheduled = false
+    this.pump()
+  }
+
+  private readonly wake = (): void => this.pump()
 
   private pump(): void {
     if (this.destroyed) return
     const now = Date.now()
-    if (this.gateUntil > now) {
-      if (!this.gateTimer) {
-        this.gateTimer = setTimeout(() => {
-          this.gateTimer = undefined
-          this.pump()
-        }, this.gateUntil - now)
-        if (this.waiters.size === 0) this.gateTimer.unref()
+    if (this.gate.holds(now, this.wake, this.waiters.size > 0)) return
+    let limit = this.gate.probing ? 1 : this.limiter.limit
+    if (this.batchLimits && limit > BATCHES_IN_FLIGHT) limit = BATCHES_IN_FLIGHT
+    while (this.requests < limit && (this.returned.length > 0 || this.lanes.hasReady)) {
+      const wait = this.pacer.admit(now)
+      if (wait > 0) {
+        if (!this.paceTimer) {
+          this.paceTimer = setTimeout(() => {
+            this.paceTimer = undefined
+            this.pump()
+          }, wait)
+          if (this.waiters.size === 0) this.paceTimer.unref()
+        }
+        return
       }
-      return
-    }
-    const limit = this.probing ? 1 : this.opts.concurrency
-    while (this.inFlight < limit) {
-      const key = this.returning.shift() ?? this.runnable[this.runHead++]
-      if (key === undefined) break
-      const lane = this.lanes.get(key) as Pending[]
-      const next = lane.shift() as Pending
-      if (lane.length === 0) this.lanes.delete(key)
-      this.waiting--
-      this.busy.add(key)
-      void this.send(next)
-    }
-    if (this.runHead >= this.runnable.length) {
-      this.runnable.length = 0
-      this.runHead = 0
-    } else if (this.runHead > 1024 && this.runHead * 2 > this.runnable.length) {
-      this.runnable.splice(0, this.runHead)
-      this.runHead = 0
-    }
-  }
-
-  /** Queues a new record at the end of its lane; a lane that was empty and idle becomes runnable. */
-  private toLane(rec: Pending): void {
-    let lane = this.lanes.get(rec.lane)
-    if (!lane) {
-      lane = []
-      this.lanes.set(rec.lane, lane)
-      if (!this.busy.has(rec.lane)) this.runnable.push(rec.lane)
-    }
-    lane.push(rec)
-    this.waiting++
-  }
-
-  /**
-   * A lane's record is done: sent or failed for good (the lane's next record may go), or back
-   * for another attempt (first in its lane, and its lane served first). A busy lane is in
-   * neither list, so it is listed exactly once here.
-   */
-  private release(rec: Pending, back: boolean): void {
-    this.busy.delete(rec.lane)
-    if (back) {
-      let lane = this.lanes.get(rec.lane)
-      if (!lane) {
-        lane = []
-        this.lanes.set(rec.lane, lane)
+      const back = this.returned.shift()
+      if (back) {
+        this.returnedRecords -= back.records.length
+        void this.send(back)
+      } else {
+        void this.send(this.nextShipment() as Shipment)
       }
-      lane.unshift(rec)
-      this.waiting++
-      this.returning.push(rec.lane)
-    } else if (this.lanes.has(rec.lane)) {
-      this.runnable.push(rec.lane)
     }
   }
 
-  private async send(rec: Pending): Promise<void> {
-    this.inFlight++
-    rec.attempts++
-    rec.round = this.gateRound
-    const deadline = this.startDeadline()
-    let outcome:
-      | { ok: true; status: number }
-      | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
+  /** The next request from the lanes: a batch when batching, else one record. */
+  private nextShipment(): Shipment | undefined {
+    const limits = this.batchLimits
+    if (limits) {
+      const records = this.lanes.take(limits.maxRecords, limits.maxBytes - 16, recordBytes)
+      if (records.length === 0) return undefined
+      const only = records[0] as Pending
+      if (records.length > 1 || recordBytes(only) + 16 <= limits.maxBytes)
+        return {
+          records,
+          batch: true,
+          path: this.batchPath,
+          body: batchBody(records),
+          headers: this.batchHeaders,
+          attempts: 0,
+          round: 0,
+          sentAt: 0,
+        }
+      return this.single(only) // too big for a batch: alone, on /track
+    }
+    const rec = this.lanes.next()
+    return rec && this.single(rec)
+  }
+
+  private single(rec: Pending): Shipment {
+    return {
+      records: [rec],
+      batch: false,
+      path: rec.path,
+      body: rec.body,
+      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': rec.key },
+      attempts: 0,
+      round: 0,
+      sentAt: 0,
+    }
+  }
+
+  private async send(s: Shipment): Promise<void> {
+    const n = s.records.length
+    const saturatedAtSend = this.requests + 1 >= this.limiter.limit
+    this.inFlight += n
+    this.requests++
+    s.attempts++
+    s.round = this.gate.round
+    s.sentAt = Date.now()
+    const deadline = this.deadlines.start()
+    let status = 0
+    let text: string | undefined
+    let failure: AttemptFailure | undefined
     try {
       const res = await this.dispatcher.request({
         origin: this.origin,
-        path: rec.path,
+        path: s.path,
         method: 'POST',
-        headers: this.headers,
-        body: rec.body,
+        headers: s.headers,
+        body: s.body,
         signal: deadline,
       })
-      if (res.statusCode >= 200 && res.statusCode < 300) {
-        await res.body.dump()
-        outcome = { ok: true, status: res.statusCode }
+      status = res.statusCode
+      if (!s.batch && this.batchAllowed && this.batchLimits === undefined && status < 500) {
+        const header = res.headers['convotrack-batch']
+        if (header !== undefined) this.batchLimits = parseBatchHeader(header)
+      }
+      if (status >= 200 && status < 300) {
+        if (s.batch) text = await res.body.text()
+        else await res.body.dump()
       } else {
-        const text = await res.body.text().catch(() => '')
-        outcome = {
-          ok: false,
-          status: res.statusCode,
+        const body = await res.body.text().catch(() => '')
+        failure = {
+          status,
           error: undefined,
           retryAfterMs: parseRetryAfter(res.headers['retry-after']),
-          body: this.scrub(text.slice(0, 500)),
+          body: scrub(body.slice(0, 500), this.opts.secrets),
         }
       }
     } catch (error) {
-      const timeout = new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')
-      outcome = { ok: false, error: deadline.timedOut ? timeout : error }
+      failure = { error, timedOut: deadline.timedOut }
     }
-    this.deadlines.delete(deadline)
-    if (!deadline.timedOut && deadline.listenerCount('abort') === 0) this.spareDeadlines.push(deadline)
-    this.inFlight--
-    if (outcome.ok) {
-      this.connectFailures = 0
-      this.probing = false
-      this.counters.sent++
-      this.release(rec, false)
-      this.hooks.onSent(rec, outcome.status)
-    } else {
-      this.handleFailure(rec, outcome)
+    this.deadlines.settle(deadline)
+    this.inFlight -= n
+    this.requests--
+    const now = Date.now()
+    if (failure === undefined) {
+      const results = s.batch ? parseBatchResults(text ?? '', n) : undefined
+      if (s.batch && !results) {
+        // An answer we cannot read: maybe stored, maybe not. The keys make a resend safe.
+        failure = { status, error: undefined, body: 'batch answer without one result per record' }
+      } else {
+        this.succeeded(s, status, now, saturatedAtSend, results)
+        this.afterSettle()
+        return
+      }
     }
+    this.failed(s, failure, now)
     this.afterSettle()
   }
 
-  private handleFailure(
-    rec: Pending,
-    f: { error: unknown; status?: number; retryAfterMs?: number; body?: string },
+  private succeeded(
+    s: Shipment,
+    status: number,
+    now: number,
+    saturatedAtSend: boolean,
+    results: ReturnType<typeof parseBatchResults>,
   ): void {
-    const { status } = f
-    const connect = status === undefined && isConnectError(f.error)
-    if (connect)
-      rec.attempts-- // never reached the service: costs no attempt, only waiting
-    else this.connectFailures = 0
-    if (!connect && status !== 429) this.probing = false // the service answers: open up
-    const retryable = status === undefined || isRetryableStatus(status)
-    if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
-      this.counters.failed++
-      this.release(rec, false)
-      this.hooks.onFailed(this.toError(f, rec.attempts, retryable), rec)
-      return
-    }
-    this.counters.retried++
-    if (connect || status === 429) {
-      // The whole service is unreachable or asked us to slow down: hold every request, then
-      // let one probe through. The other requests of the same round failing too is one event,
-      // not one backoff step each.
-      const now = Date.now()
-      if (rec.round === this.gateRound) {
-        const wait =
-          status === 429 && f.retryAfterMs !== undefined
-            ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
-            : backoffDelay(connect ? ++this.connectFailures : rec.attempts, this.retry)
-        this.gateRound++
-        this.gateUntil = Math.max(this.gateUntil, now + wait)
-        this.probing = true
+    this.lastSuccessAt = now
+    this.limitedRun = 0
+    this.gate.opened()
+    this.pacer.onAccepted(now, 1)
+    const waiting = this.returned.length > 0 || this.lanes.hasReady
+    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now)
+    this.lanes.settle(s.records)
+    for (let i = 0; i < s.records.length; i++) {
+      const rec = s.records[i] as Pending
+      this.heldBytes -= rec.body.length
+      const r = results?.[i]
+      if (r?.status === 'refused') {
+        this.counters.failed++
+        this.hooks.onFailed(refusedRecordError(r.error, s.attempts), rec)
+      } else {
+        this.counters.sent++
+        this.hooks.onSent(rec, status)
       }
-      this.release(rec, true)
-      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, Math.max(0, this.gateUntil - now))
+    }
+  }
+
+  private failed(s: Shipment, f: AttemptFailure, now: number): void {
+    const { status } = f
+    if (this.destroyed) {
+      this.fail(s, f, true)
       return
     }
-    const delay = backoffDelay(rec.attempts, this.retry)
-    this.retrying++
+    if (s.batch && (status === 404 || status === 405)) {
+      // No batch endpoint after all: single records from now on, this batch's included.
+      this.batchLimits = undefined
+      this.batchAllowed = false
+      this.lanes.giveBack(s.records)
+      return
+    }
+    if (status !== undefined) {
+      this.lastSuccessAt = now // the service answers
+      this.gate.connectFailures = 0
+      const limited = status === 429 || (status === 503 && f.retryAfterMs !== undefined)
+      if (!limited) this.gate.probing = false
+      if (!isRetryableStatus(status)) {
+        this.fail(s, f, false)
+        return
+      }
+      if (limited) {
+        this.pacer.onLimited(now)
+        this.limitedRun++
+        if (this.gate.probing || this.limitedRun >= LIMITED_RUN_GATES) {
+          // Everything is refused: hold every request for the Retry-After, then probe.
+          s.attempts--
+          if (s.round === this.gate.round)
+            this.gate.close(now, Math.min(f.retryAfterMs ?? backoffDelay(1, this.retry), this.retry.maxRetryAfterMs))
+          this.hold(s, f, now)
+          return
+        }
+      } else {
+        this.limiter.onCongestion(s.sentAt, now)
+      }
+      if (s.attempts >= this.retry.maxAttempts) {
+        this.fail(s, f, true)
+        return
+      }
+      const wait =
+        limited && f.retryAfterMs !== undefined
+          ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
+          : backoffDelay(s.attempts, this.retry)
+      this.later(s, f, wait)
+      return
+    }
+    // No answer: refused, reset, socket error, or the deadline.
+    const connect = isConnectError(f.error)
+    if (!connect) this.limiter.onCongestion(s.sentAt, now)
+    if (connect || this.lastSuccessAt < s.sentAt) {
+      // Nothing got through since this request left: the service is unreachable, not this
+      // request's fault. Hold everything (one gate step per round), spend no attempt.
+      s.attempts--
+      if (s.round === this.gate.round) this.gate.close(now, backoffDelay(++this.gate.connectFailures, this.gateRetry))
+      this.hold(s, f, now)
+      return
+    }
+    if (s.attempts >= this.retry.maxAttempts) {
+      this.fail(s, f, true)
+      return
+    }
+    this.later(s, f, backoffDelay(s.attempts, this.retry))
+  }
+
+  /** Back in the queue of returned requests, held by the gate. */
+  private hold(s: Shipment, f: AttemptFailure, now: number): void {
+    this.counters.retried += s.records.length
+    this.returned.push(s)
+    this.returnedRecords += s.records.length
+    this.retryEvent(s, f, Math.max(0, this.gate.until - now))
+  }
+
+  /** Retried after `delay` ms. */
+  private later(s: Shipment, f: AttemptFailure, delay: number): void {
+    this.counters.retried += s.records.length
+    this.retrying += s.records.length
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer)
-      this.retrying--
-      this.release(rec, true)
+      this.retrying -= s.records.length
+      this.returned.push(s)
+      this.returnedRecords += s.records.length
       this.pump()
     }, delay)
     if (this.waiters.size === 0) timer.unref()
-    this.retryTimers.set(timer, rec)
-    this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, delay)
+    this.retryTimers.set(timer, s)
+    this.retryEvent(s, f, delay)
   }
 
-  private toError(
-    f: { error: unknown; status?: number; body?: string },
-    attempts: number,
-    retryable: boolean,
-  ): TransportError {
-    if (f.status !== undefined) {
-      const what = retryable
-        ? `gave up after ${attempts} attempts`
-        : 'not retried (client error: fix the record or the key)'
-      return new TransportError(
-        `http_${f.status}`,
-        `tracking service answered ${f.status}; ${what}${f.body ? `: ${f.body}` : ''}`,
-        f.status,
-        attempts,
-      )
+  private retryEvent(s: Shipment, f: AttemptFailure, delay: number): void {
+    if (!this.hooks.wantsRetry()) return
+    const error = this.toError(f, s.attempts, true)
+    for (const rec of s.records) this.hooks.onRetry(error, rec, delay)
+  }
+
+  private fail(s: Shipment, f: AttemptFailure, retryable: boolean): void {
+    this.lanes.settle(s.records)
+    const error = this.toError(f, s.attempts, retryable)
+    for (const rec of s.records) {
+      this.heldBytes -= rec.body.length
+      this.counters.failed++
+      this.hooks.onFailed(error, rec)
     }
-    const err = f.error as { name?: string; code?: string; message?: string } | undefined
-    const timeout = err?.name === 'TimeoutError' || err?.name === 'AbortError'
-    const reason = timeout
-      ? `no answer within ${this.opts.timeoutMs} ms`
-      : (err?.code ?? err?.message ?? 'network error')
-    return new TransportError(
-      timeout ? 'timeout' : 'network',
-      `tracking service unreachable (${reason}); ${attempts} attempts`,
-      undefined,
-      attempts,
-      f.error,
-    )
+  }
+
+  private toError(f: AttemptFailure, attempts: number, retryable: boolean): TransportError {
+    return toTransportError(f, attempts, retryable, this.opts.timeoutMs)
   }
 
   private afterSettle(): void {

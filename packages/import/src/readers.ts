@@ -50,7 +50,7 @@ export async function* readJsonLines(input: string | Readable): AsyncGenerator<S
     try {
       yield new SourceLine(n, JSON.parse(line))
     } catch (error) {
-      yield new SourceLine(n, undefined, `is not valid JSON (${(error as Error).message})`)
+      yield new SourceLine(n, undefined, jsonError(error as Error))
     }
   }
 }
@@ -64,19 +64,35 @@ export async function* readJsonLines(input: string | Readable): AsyncGenerator<S
 export async function* readCsv(input: string | Readable, options: CsvOptions = {}): AsyncGenerator<SourceLine> {
   const stream = typeof input === 'string' ? createReadStream(input) : input
   const skipped: SourceLine[] = []
+  // csv-parse counts a CRLF inside a quoted field as two lines (but a CRLF ending a row as one):
+  // keep the surplus so far, in parse order, and take it off every line number it reports.
+  let surplus = 0
+  const lineOf = (reported: number, breaks: { lines: number; crlf: number }): number => {
+    surplus += breaks.crlf
+    return reported - surplus - breaks.lines
+  }
   const parser = stream.pipe(
     parse({
       columns: true,
       bom: true,
-      info: true,
       raw: true,
       skip_empty_lines: true,
       skip_records_with_error: true,
       delimiter: options.delimiter ?? ',',
+      // With `raw`, each row reaches on_record as { record, raw }.
+      on_record: (row: { record: Record<string, string> }, context: { lines: number }) => ({
+        record: row.record,
+        line: lineOf(context.lines, breaksIn(Object.values(row.record))),
+      }),
       on_skip: (error, raw) => {
         const end = (error as { lines?: number } | undefined)?.lines ?? 0
+        const body = (raw ?? '').replace(/^[\r\n]+/, '').replace(/(\r\n|\r|\n)$/, '')
         skipped.push(
-          new SourceLine(startLine(end, raw), undefined, `is not a valid CSV row (${error?.message ?? 'unreadable'})`),
+          new SourceLine(
+            lineOf(end, breaksIn([body])),
+            undefined,
+            `is not a valid CSV row (${withoutLine(error?.message ?? 'unreadable')})`,
+          ),
         )
         return undefined
       },
@@ -84,21 +100,21 @@ export async function* readCsv(input: string | Readable, options: CsvOptions = {
   )
   let last = 1
   try {
-    for await (const item of parser as AsyncIterable<{
-      record: Record<string, string>
-      info: { lines: number }
-      raw: string
-    }>) {
-      const line = startLine(item.info.lines, item.raw)
-      while (skipped.length > 0 && (skipped[0]?.line ?? 0) < line) yield skipped.shift() as SourceLine
-      last = item.info.lines
-      yield new SourceLine(line, item.record)
+    for await (const item of parser as AsyncIterable<{ record: Record<string, string>; line: number }>) {
+      while (skipped.length > 0 && (skipped[0]?.line ?? 0) < item.line) yield skipped.shift() as SourceLine
+      last = item.line
+      yield new SourceLine(item.line, item.record)
     }
   } catch (error) {
     // A fault the parser cannot step over (an unclosed quote): report it where it is and stop.
     yield* skipped.splice(0)
-    const at = (error as { lines?: number }).lines ?? last + 1
-    yield new SourceLine(at, undefined, `is not valid CSV; reading stopped here (${(error as Error).message})`)
+    const reported = (error as { lines?: number }).lines
+    const at = reported !== undefined ? Math.max(last + 1, reported - surplus) : last + 1
+    yield new SourceLine(
+      at,
+      undefined,
+      `is not valid CSV; reading stopped here (${withoutLine((error as Error).message)})`,
+    )
     return
   }
   yield* skipped.splice(0)
@@ -127,9 +143,39 @@ export function formatOf(path: string): FileFormat {
   throw new ConfigError(`cannot tell the format of "${path}" from its extension: pass --format jsonl or --format csv`)
 }
 
-/** The parser reports the line a record ends on; a record spanning lines starts earlier. Leading blank lines are not the record's. */
-function startLine(endLine: number, raw: string | undefined): number {
-  if (!raw) return endLine
-  const body = raw.replace(/^[\r\n]+/, '').replace(/\r?\n$/, '')
-  return endLine - (body.match(/\n/g)?.length ?? 0)
+/** csv-parse ends its messages with its own (CRLF-miscounted) "on line N": ours is in front. */
+function withoutLine(message: string): string {
+  return message.replace(/\s+(?:on|at) line \d+\s*$/, '')
+}
+
+/**
+ * Line breaks inside a row's fields (only quoted fields hold them; CRLF, CR and LF each count
+ * once), and how many of them are CRLF (csv-parse counts those twice).
+ */
+function breaksIn(fields: string[]): { lines: number; crlf: number } {
+  let lines = 0
+  let crlf = 0
+  for (const f of fields) {
+    if (typeof f !== 'string' || (!f.includes('\n') && !f.includes('\r'))) continue
+    lines += f.match(/\r\n|\r|\n/g)?.length ?? 0
+    crlf += f.match(/\r\n/g)?.length ?? 0
+  }
+  return { lines, crlf }
+}
+
+/**
+ * The same message on every Node version: V8 changed its JSON errors (Node 20: "… at position
+ * 12"; Node 22+: "… at position 12 (line 1 column 13)", and a quoted excerpt of the text).
+ * The line is ours (one record a line), so only the column within it is reported.
+ */
+function jsonError(error: Error): string {
+  const message = error.message
+  const position = /\bat position (\d+)/.exec(message)
+  const reason = message
+    .replace(/\s*\(line \d+ column \d+\)/, '')
+    .replace(/\s*(in JSON )?at position \d+/, (m) => (m.includes('in JSON') ? ' in JSON' : ''))
+    .trim()
+  return position
+    ? `is not valid JSON at column ${Number(position[1]) + 1} (${reason})`
+    : `is not valid JSON (${reason})`
 }

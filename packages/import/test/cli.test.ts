@@ -128,7 +128,8 @@ describe('convotrack import (CLI)', () => {
     )
     expect(stderr).toContain('line 794: `direction` must be "incoming" or "outgoing" (got "agent") (read from "kind")')
     expect(stderr).toContain('line 1191: `timestamp` must be an ISO 8601 date')
-    expect(stderr).toContain('line 1588: is not valid JSON')
+    // The column within the file's line, the same words on Node 20, 22 and 24 (not V8's own "line 1 column …").
+    expect(stderr).toContain('line 1588: is not valid JSON at column 30 (Unterminated string in JSON)')
     expect(stdout.trim()).toBe('dry run: 9975 valid, 25 invalid, nothing sent')
     const written = JSON.parse(readFileSync(report, 'utf8')) as { invalid: Array<{ position: number; field: string }> }
     expect(written.invalid.map((r) => r.position)).toEqual(big.bad)
@@ -291,6 +292,30 @@ describe('convotrack import (CLI)', () => {
       userId: 'c-1',
       conversationId: 'T-9',
     })
+  })
+
+  it('numbers the rows of a CRLF CSV (a spreadsheet export) by their line in the file, after multi-line fields too', async () => {
+    const csv = join(dir, 'crlf.csv')
+    const rows = [
+      'Message,Customer,Who',
+      '"First line\r\nsecond line\r\nthird line",c-1,incoming', // lines 2–4
+      'Fine,c-1,outgoing', // line 5
+      '"Two\r\nlines",,incoming', // lines 6–7: no customer
+      'Also fine,c-2,incoming', // line 8
+      'Bad,c-2,agent', // line 9
+    ]
+    writeFileSync(csv, `${rows.join('\r\n')}\r\n`)
+    const { code, stderr, stdout } = await runCli([
+      'import',
+      csv,
+      '--map',
+      'text=Message,userId=Customer,direction=Who',
+      '--dry-run',
+    ]).done
+    expect(code).toBe(2)
+    expect(stderr).toContain('line 6: `userId` is required')
+    expect(stderr).toContain('line 9: `direction` must be "incoming" or "outgoing" (got "agent")')
+    expect(stdout.trim()).toBe('dry run: 3 valid, 2 invalid, nothing sent')
   })
 
   it('explains usage errors (exit 64) and needs a key', async () => {

@@ -29,6 +29,19 @@ describe('readJsonLines', () => {
   })
 })
 
+describe('readJsonLines errors', () => {
+  it('names the column within the file line, in the same words whatever the Node version', async () => {
+    const path = file('e.jsonl', '{"ok":1}\n{"text":"cut off\n{"a":1}}\n{oops}\n')
+    const errors: Array<[number, string | undefined]> = []
+    for await (const row of readJsonLines(path)) if (row.error) errors.push([row.line, row.error])
+    expect(errors).toEqual([
+      [2, 'is not valid JSON at column 17 (Unterminated string in JSON)'],
+      [3, 'is not valid JSON at column 8 (Unexpected non-whitespace character after JSON)'],
+      [4, "is not valid JSON at column 2 (Expected property name or '}' in JSON)"],
+    ])
+  })
+})
+
 describe('readCsv', () => {
   it('keys rows by the header, numbers them by their first line, reports malformed rows in order', async () => {
     const path = file('a.csv', 'text,userId\nhello,u1\n\n"two\nlines",u2\nbad,u3,extra\n"comma, inside",u4\n')
@@ -46,6 +59,27 @@ describe('readCsv', () => {
     expect(rows[0]).toEqual({ line: 2, data: { text: 'ok', userId: 'u1' } })
     expect(rows.at(-1)?.error).toBe(true)
     expect(rows).toHaveLength(2)
+  })
+
+  it('numbers rows of a CRLF file by their first line, after quoted fields that span lines', async () => {
+    const text = [
+      'text,userId',
+      '"a\r\nb\r\nc",u1', // 2–4
+      '',
+      'plain,u2', // 6
+      'bad,u3,extra', // 7
+      '"x\ny",u3', // 8–9 (a bare LF inside a CRLF file)
+      '"p\r\nq",u9,z', // 10–11, malformed
+      'last,u4', // 12
+    ].join('\r\n')
+    expect(await collect(readCsv(file('crlf.csv', `${text}\r\n`)))).toEqual([
+      { line: 2, data: { text: 'a\r\nb\r\nc', userId: 'u1' } },
+      { line: 6, data: { text: 'plain', userId: 'u2' } },
+      { line: 7, error: true },
+      { line: 8, data: { text: 'x\ny', userId: 'u3' } },
+      { line: 10, error: true },
+      { line: 12, data: { text: 'last', userId: 'u4' } },
+    ])
   })
 
   it('takes another delimiter', async () => {

@@ -1,0 +1,23 @@
+// The sidebar's numbers: records and messages stored, for the bot the filter shows.
+import { getJson, q } from './api.js'
+import { $, h } from './dom.js'
+import { state } from './state.js'
+
+export async function loadCounts() {
+  const c = await getJson(`api/stats${q({ bot: state.bot })}`)
+  $('#counts').replaceChildren(
+    h(
+      'div',
+      { class: 'counts-scope', 'data-testid': 'counts-scope' },
+      state.bot === '' ? 'All bots' : `Bot ${state.bot}`,
+    ),
+    h(
+      'dl',
+      {},
+      h('dt', { title: 'One POST /track (or one Messenger webhook delivery) is one record' }, 'Records'),
+      h('dd', { 'data-testid': 'count-records' }, c.records.toLocaleString()),
+      h('dt', { title: 'Incoming, outgoing and events: a record may carry several' }, 'Messages'),
+      h('dd', { 'data-testid': 'count-messages' }, c.messages.toLocaleString()),
+    ),
+  )
+}

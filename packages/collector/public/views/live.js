@@ -1,0 +1,169 @@
+// Live: the firehose (every message as it arrives) and the messages-over-time chart.
+import { getJson, q } from '../lib/api.js'
+import { $, h, s } from '../lib/dom.js'
+import { ARROWS, describe, intentTag, operatorMark, platformBadge, time, transcriptHref } from '../lib/format.js'
+import { conversationName, matchesBot, state, userOf } from '../lib/state.js'
+
+/** Per bucket size: the longest range the chart shows, and the fewest bars. */
+const RANGES = {
+  minute: { ms: 60_000, max: 180, min: 10 },
+  hour: { ms: 3_600_000, max: 168, min: 6 },
+}
+const COLORS = { incoming: '#22a5c3', outgoing: '#4f46e5', events: '#d97706' }
+
+function firehoseItem(m, fresh) {
+  const user = userOf(m)
+  const name = conversationName(user, m.thread)
+  return h(
+    'li',
+    {
+      class: fresh ? 'fresh' : '',
+      'data-testid': 'firehose-item',
+      dataset: { bot: m.bot, thread: m.thread, id: m.id },
+      title: `Open the transcript (${m.direction} · user ${m.userId} · thread ${m.thread})`,
+      onclick: () => {
+        location.hash = transcriptHref(m.bot, m.thread)
+      },
+    },
+    h('span', { class: 'time' }, time(m.ts)),
+    h('span', { class: 'badge' }, m.bot),
+    platformBadge(m.platform),
+    h('span', { class: `dir ${m.direction}`, title: m.direction }, ARROWS[m.direction] ?? ''),
+    h('span', { class: 'user', 'data-testid': 'firehose-who', title: name }, name),
+    h('span', { class: 'text' }, describe(m), m.sentBy === 'operator' ? [' ', operatorMark()] : null),
+    intentTag(m) ?? h('span'),
+  )
+}
+
+export function addToFirehose(m, fresh) {
+  if (!matchesBot(m.bot)) return
+  const list = $('#firehose')
+  list.prepend(firehoseItem(m, fresh))
+  while (list.children.length > 200) list.lastChild.remove()
+  $('#firehose-empty').style.display = 'none'
+}
+
+export async function loadFirehose() {
+  const list = $('#firehose')
+  const messages = await getJson(`api/messages${q({ bot: state.bot, limit: 100 })}`)
+  list.replaceChildren()
+  for (const m of messages) addToFirehose(m, false)
+  $('#firehose-empty').style.display = list.children.length ? 'none' : ''
+}
+
+/** The first bucket of the chart: the oldest data in the range, at least `min` bars back. */
+export function chartRange(rows, bucket, now) {
+  const { ms, max, min } = RANGES[bucket]
+  const end = Math.floor(now / ms) * ms
+  const earliest = end - (max - 1) * ms
+  const firstData = rows.find((r) => r.incoming + r.outgoing + r.events > 0)?.t
+  const start = Math.max(earliest, Math.min(end - (min - 1) * ms, firstData ?? end))
+  return { start, end, ms, count: Math.round((end - start) / ms) + 1 }
+}
+
+function axisLabel(t, bucket, withDay) {
+  const d = new Date(t)
+  const hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+  if (bucket === 'hour' && withDay) return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${hm}`
+  return hm
+}
+
+function span(ms) {
+  const minutes = Math.round(ms / 60_000)
+  if (minutes < 120) return `${minutes} min`
+  const hours = Math.round(minutes / 60)
+  return hours < 48 ? `${hours} h` : `${Math.round(hours / 24)} days`
+}
+
+async function loadChart() {
+  const { ms, max } = RANGES[state.bucket]
+  const now = Date.now()
+  const since = Math.floor(now / ms) * ms - (max - 1) * ms
+  const rows = await getJson(`api/reports/timeline${q({ bot: state.bot, bucket: state.bucket, since })}`)
+  const { start, end, count } = chartRange(rows, state.bucket, now)
+  const byT = new Map(rows.map((r) => [r.t, r]))
+  const buckets = Array.from({ length: count }, (_, i) => {
+    const t = start + i * ms
+    const r = byT.get(t)
+    return { t, incoming: r?.incoming ?? 0, outgoing: r?.outgoing ?? 0, events: r?.events ?? 0 }
+  })
+  const box = $('#chart')
+  const width = Math.max(320, box.clientWidth || 640)
+  const height = 180
+  const pad = { l: 34, r: 8, t: 10, b: 22 }
+  const top = Math.max(1, ...buckets.map((b) => b.incoming + b.outgoing + b.events))
+  const niceMax = top <= 5 ? top : Math.ceil(top / 5) * 5
+  const plotW = width - pad.l - pad.r
+  const plotH = height - pad.t - pad.b
+  const bw = plotW / count
+  const y = (v) => pad.t + plotH - (v / niceMax) * plotH
+  const svg = s('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'img',
+    'aria-label': 'Messages over time',
+    'data-testid': 'chart-svg',
+    'data-start': start,
+    'data-end': end,
+    'data-buckets': count,
+  })
+  const ticks = niceMax >= 2 && niceMax % 2 === 0 ? [0, niceMax / 2, niceMax] : [0, niceMax]
+  for (const v of ticks) {
+    svg.append(s('line', { x1: pad.l, x2: width - pad.r, y1: y(v), y2: y(v), stroke: '#e4e6ee' }))
+    svg.append(
+      s('text', { x: pad.l - 6, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#6b7185' }, String(v)),
+    )
+  }
+  // About six labels, whatever the number of bars; the day is shown when the hours cross one.
+  const every = Math.max(1, Math.ceil(count / 6))
+  const crossesDay = new Date(start).toDateString() !== new Date(end).toDateString()
+  buckets.forEach((b, i) => {
+    const x = pad.l + i * bw + 1
+    const w = Math.max(1, bw - 2)
+    let base = 0
+    for (const part of ['incoming', 'outgoing', 'events']) {
+      if (!b[part]) continue
+      const y0 = y(base)
+      const y1 = y(base + b[part])
+      svg.append(s('rect', { x, y: y1, width: w, height: y0 - y1, fill: COLORS[part], rx: 1.5, 'data-part': part }))
+      base += b[part]
+    }
+    if ((count - 1 - i) % every === 0) {
+      svg.append(
+        s(
+          'text',
+          { x: x + w / 2, y: height - 6, 'text-anchor': 'middle', 'font-size': 10, fill: '#6b7185' },
+          axisLabel(b.t, state.bucket, crossesDay),
+        ),
+      )
+    }
+    const title = s(
+      'title',
+      {},
+      `${new Date(b.t).toLocaleString()}: ${b.incoming} incoming, ${b.outgoing} outgoing, ${b.events} events`,
+    )
+    const hit = s('rect', { x, y: pad.t, width: w, height: plotH, fill: 'transparent' })
+    hit.append(title)
+    svg.append(hit)
+  })
+  const total = buckets.reduce((t, b) => t + b.incoming + b.outgoing + b.events, 0)
+  const legend = h(
+    'div',
+    { class: 'legend' },
+    h('span', {}, h('i', { style: `background:${COLORS.incoming}` }), 'incoming'),
+    h('span', {}, h('i', { style: `background:${COLORS.outgoing}` }), 'outgoing'),
+    h('span', {}, h('i', { style: `background:${COLORS.events}` }), 'events'),
+    h(
+      'span',
+      { 'data-testid': 'chart-total', title: 'Incoming, outgoing and events in the chart’s range' },
+      `${total} messages in the last ${span(end + ms - start)}`,
+    ),
+  )
+  box.replaceChildren(svg, legend)
+}
+
+export default {
+  name: 'live',
+  load: loadChart,
+  refresh: loadChart,
+  onResize: loadChart,
+}
