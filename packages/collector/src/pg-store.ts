@@ -351,7 +351,11 @@ export class PgRecordStore implements RecordStore {
         items.reduce((n, i) => n + i.messages.length, 0),
       )
       let cursor = 0
-      const messageIdsOf = items.map((i) => allMessageIds.slice(cursor, (cursor += i.messages.length)))
+      const messageIdsOf = items.map((i) => {
+        const from = cursor
+        cursor += i.messages.length
+        return allMessageIds.slice(from, cursor)
+      })
       const inserted = new Set(
         (
           await client.query<{ id: number }>(
