@@ -235,6 +235,40 @@ describe('several collectors on one PostgreSQL', () => {
       expect((await a.store.transcript('fb-9', 'PSID-9')).map((m) => m.text)).toEqual(['via B'])
     })
 
+    it('a record or batch retried through the other instance with the same keys is stored once', async () => {
+      const before = await a.store.counts()
+      const key = { 'idempotency-key': 'retry.1' }
+      const [first, again] = await Promise.all([
+        post(a.url, { text: 'sent twice', userId: 'dup' }, key),
+        post(b.url, { text: 'sent twice', userId: 'dup' }, key),
+      ])
+      const answers = [await first.json(), await again.json()] as Array<{ id: number; duplicate?: boolean }>
+      expect([first.status, again.status]).toEqual([201, 201])
+      expect(answers[0]?.id).toBe(answers[1]?.id)
+      expect(answers.filter((x) => x.duplicate === true)).toHaveLength(1)
+      const batch = JSON.stringify({
+        records: [0, 1, 2].map((i) => ({
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: `batch.${i}`,
+          body: { text: `batched ${i}`, userId: 'dup' },
+        })),
+      })
+      const postBatch = (url: string) =>
+        fetch(`${url}/track/batch?apiKey=shop-key`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: batch,
+        })
+      const one = (await (await postBatch(a.url)).json()) as { results: Array<{ status: string; id: number }> }
+      const two = (await (await postBatch(b.url)).json()) as { results: Array<{ status: string; id: number }> }
+      expect(one.results.map((r) => r.status)).toEqual(['accepted', 'accepted', 'accepted'])
+      expect(two.results.map((r) => r.status)).toEqual(['duplicate', 'duplicate', 'duplicate'])
+      expect(two.results.map((r) => r.id)).toEqual(one.results.map((r) => r.id))
+      expect(await b.store.counts()).toEqual({ records: before.records + 4, messages: before.messages + 4 })
+    })
+
     it('the same Idempotency-Key through both instances is stored once', async () => {
       const before = await a.store.counts()
       const [r1, r2] = await Promise.all([
