@@ -1,12 +1,12 @@
 /**
  * The collector on PostgreSQL vs SQLite, in the same run (quote the ratio, not the figures):
- *  (a) end to end: records/s a real core tracker (default options, one record per request —
- *      the collector of this branch has no batch route yet) gets acknowledged by a collector
- *      on a SQLite file vs on PostgreSQL (a local server started for the run);
+ *  (a) end to end: records/s a real core tracker with its default options (it discovers the
+ *      collector's batch route and sends batches with idempotency keys) gets acknowledged by a
+ *      collector on a SQLite file vs on PostgreSQL (a local server started for the run);
  *  (b) the store's batch path: records/s through `store.addMany` in batches of 500 (what a batch
  *      route stores per request).
  *
- *   npx tsx bench/collector-pg.ts                  # 5 000 records per run, 3 alternating rounds
+ *   npx tsx bench/collector-pg.ts                  # 20 000 records per run, 3 alternating rounds
  *   BENCH_RECORDS=2000 BENCH_ROUNDS=5 npx tsx bench/collector-pg.ts
  *
  * The two stores run alternately (SQLite, PostgreSQL, SQLite, …) so background load hits both
@@ -27,7 +27,7 @@ import {
 } from '../packages/collector/src/index'
 import { startPostgres } from '../packages/collector/test/support/postgres'
 
-const RECORDS = Number(process.env.BENCH_RECORDS ?? 5_000)
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 20_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const BATCH = 500
 
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
       `collector on PostgreSQL vs SQLite — node ${process.version}, ${cpus().length} CPUs, ${RECORDS} records per run, ${ROUNDS} rounds`,
     )
     const e2e = line(
-      '(a) end to end, core tracker (default options, one record per request) → POST /track → store',
+      '(a) end to end, core tracker (default options: batches) → POST /track/batch → store',
       runs.sqliteE2e,
       runs.pgE2e,
     )
