@@ -2,6 +2,7 @@
 import { eraseUserVerb, hashPasswordVerb } from './cli-verbs'
 import { startCollector } from './collector'
 import { parseCommandLine, USAGE } from './config'
+import { isPostgresUrl, redactUrl } from './pg-store'
 
 async function main(): Promise<void> {
   const verb = process.argv[2]
@@ -29,7 +30,8 @@ async function main(): Promise<void> {
   console.log(`  dashboard  ${collector.url}/`)
   console.log(`  tracking   ${collector.url}/track`)
   console.log(`  messenger  ${collector.url}/messenger/webhook`)
-  console.log(`  database   ${command.options.db}`)
+  const db = command.options.db
+  console.log(`  database   ${isPostgresUrl(db) ? `PostgreSQL ${redactUrl(db)}` : db}`)
   console.log(
     `  bots       ${
       collector

@@ -18,8 +18,10 @@ import { createLogger, requestLogger } from './logging'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './messenger-webhook'
 import { CollectorMetrics, instrumentStore } from './metrics'
 import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+import { isPostgresUrl, PgRecordStore } from './pg-store'
 import { SqliteRecordStore } from './sqlite-store'
 import type { RecordStore } from './store'
+import { StoreUnavailableError } from './store-unavailable'
 import { Takeover } from './takeover'
 import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './track-batch-route'
 import { trackRoute } from './track-route'
@@ -133,7 +135,13 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const ownStore = !options.store
   const feed = new LiveFeed()
   const metrics = new CollectorMetrics(() => feed.size)
-  const store: RecordStore = instrumentStore(options.store ?? new SqliteRecordStore(options.db ?? ':memory:'), metrics)
+  const store: RecordStore = instrumentStore(
+    options.store ??
+      (isPostgresUrl(options.db)
+        ? await PgRecordStore.open(options.db)
+        : new SqliteRecordStore(options.db ?? ':memory:')),
+    metrics,
+  )
   const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
   let url = ''
 
@@ -158,6 +166,16 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     if (ownStore) await store.close()
     throw e
   }
+  // A store shared by several collectors: what the others store reaches this one's dashboards too.
+  const unsubscribe = store.subscribe?.(
+    feed.bridge({
+      reloadMessengerPages: async () => {
+        for (const page of await store.messengerPages())
+          if (!pages.has(page.pageId) || pages.get(page.pageId)?.appSecret !== page.appSecret)
+            await connect(page, false)
+      },
+    }),
+  )
 
   const publicDir = options.publicDir ?? defaultPublicDir()
   let hosts = allowedHostNames(host, options.allowedHosts ?? [])
@@ -204,6 +222,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     const s = app.listen(options.port ?? DEFAULT_PORT, host, (err?: Error) => (err ? reject(err) : resolve(s)))
     s.once('error', reject)
   }).catch(async (e) => {
+    unsubscribe?.()
     feed.close()
     if (ownStore) await store.close()
     throw e
@@ -238,6 +257,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     close: () => {
       closing ??= (async () => {
         await retention.stop()
+        unsubscribe?.()
         feed.close()
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
@@ -264,7 +284,11 @@ const errorHandler =
     let e: RequestError
     const bodyErr = err as { type?: string; status?: number }
     if (err instanceof RequestError) e = err
-    else if (bodyErr?.type === 'entity.too.large')
+    else if (err instanceof StoreUnavailableError) {
+      // The database is away (restarting, unreachable): nothing was acknowledged, the client retries.
+      res.setHeader('retry-after', String(err.retryAfterSeconds))
+      e = new RequestError(503, 'store_unavailable', 'the collector cannot reach its database; retry later', '')
+    } else if (bodyErr?.type === 'entity.too.large')
       e = new RequestError(413, 'payload_too_large', 'the body is larger than the collector accepts (maxBodyBytes)', '')
     else if (bodyErr?.type === 'entity.parse.failed')
       e = new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')

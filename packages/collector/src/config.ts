@@ -11,7 +11,8 @@ Usage: convotrack-collector [options]
 
   --port <n>                 TCP port (default 8787; 0 picks a free one)
   --host <addr>              interface to listen on (default 127.0.0.1)
-  --db <file|:memory:>       SQLite database (default ./convotrack.db)
+  --db <file|:memory:|url>   SQLite file, or postgres://user:pass@host:5432/db for PostgreSQL
+                             (default $DATABASE_URL when set, else ./convotrack.db)
   --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...] }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
@@ -199,7 +200,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
     options.port = port
   }
   if (values.host !== undefined) options.host = values.host
-  options.db = values.db ?? options.db ?? './convotrack.db'
+  options.db = values.db ?? options.db ?? (env.DATABASE_URL || undefined) ?? './convotrack.db'
   const bots = (values.bot ?? []).map((spec, i) => botFrom(keyValues(spec), `--bot #${i + 1}`, env))
   if (bots.length) options.bots = [...(options.bots ?? []), ...bots]
   const pages = (values['messenger-page'] ?? []).map((spec, i) =>

@@ -28,6 +28,7 @@ export type {
   WebhookRetryOptions,
 } from './options'
 export { hashPassword, verifyPassword } from './password'
+export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './pg-store'
 export { SqliteRecordStore } from './sqlite-store'
 export type {
   AddResult,
@@ -42,11 +43,13 @@ export type {
   ReadFilter,
   RecordStore,
   Segment,
+  StoreChange,
   StoredMessage,
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
 } from './store'
+export { StoreUnavailableError } from './store-unavailable'
 export {
   BATCH_HEADER,
   type BatchAnswer,

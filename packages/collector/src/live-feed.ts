@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { StoreChange } from './store'
 
 interface Client {
   res: ServerResponse
@@ -71,6 +72,21 @@ export class LiveFeed {
         c.res.end()
         this.clients.delete(c)
       }
+  }
+
+  /**
+   * A listener for {@link RecordStore.subscribe}: what other collector processes sharing the
+   * store stored or changed goes out on this feed like local events.
+   */
+  bridge(hooks: { reloadMessengerPages?: () => Promise<void> } = {}): (change: StoreChange) => void {
+    return (change) => {
+      if (change.kind === 'messages') for (const m of change.messages) this.publish('message', m, m.bot)
+      else if (change.kind === 'pause') this.publish('pause', change.state, change.state.bot)
+      else if (change.kind === 'messenger-pages')
+        hooks
+          .reloadMessengerPages?.()
+          .catch((e) => console.error('[convotrack-collector] messenger pages reload failed', e))
+    }
   }
 
   /** Ends every stream. */

@@ -76,7 +76,10 @@ export interface CollectorOptions {
    * own pino logger, or false for none. Default level `warn`; the CLI logs `info` (one line per request).
    */
   log?: import('./logging').LogOption
-  /** SQLite file path, or `:memory:`. Default `:memory:`. Ignored when `store` is given. */
+  /**
+   * SQLite file path, `:memory:`, or a PostgreSQL URL (`postgres://user:pass@host:5432/db`) for
+   * several collectors on one database. Default `:memory:`. Ignored when `store` is given.
+   */
   db?: string
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore

@@ -150,6 +150,12 @@ export interface PauseState {
   updatedAt: number
 }
 
+/** A change made through another process sharing the store (see {@link RecordStore.subscribe}). */
+export type StoreChange =
+  | { kind: 'messages'; messages: StoredMessage[] }
+  | { kind: 'pause'; state: PauseState }
+  | { kind: 'messenger-pages' }
+
 /**
  * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a
  * server database can implement the same interface. Methods may return promises.
@@ -214,5 +220,11 @@ export interface RecordStore {
   audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]>
   /** Cheap liveness probe of the database (readiness). */
   ping(): Promise<void>
+  /**
+   * Optional, for stores shared by several collector processes (a server database): calls
+   * `listener` with what OTHER processes stored or changed, so every instance's live feed shows
+   * it. Returns the unsubscribe function.
+   */
+  subscribe?(listener: (change: StoreChange) => void): () => void
   close(): Promise<void>
 }

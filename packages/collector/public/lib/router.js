@@ -26,7 +26,8 @@ export function refreshView() {
 /** Live records arrive in bursts: one refresh per burst. */
 export const scheduleRefresh = debounce((also) => {
   refreshView()
-  also?.()
+  // Reported, not thrown: a refresh may meet a 503 while the collector's database restarts.
+  report(also?.())
 }, 600)
 
 /** The window was resized: views that draw to its width redraw, once it settles. */

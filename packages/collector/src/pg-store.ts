@@ -1,0 +1,877 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import type { NormalizedMessage } from './normalize'
+import type { MessengerPageConfig } from './options'
+import { migrate } from './pg-migrations'
+import type {
+  AddResult,
+  ConversationSummary,
+  EventsReport,
+  IncomingRecord,
+  IntentLine,
+  NotHandledLine,
+  PauseState,
+  ReadFilter,
+  RecordStore,
+  Segment,
+  StoreChange,
+  StoredMessage,
+  StoredRecord,
+  TimelineBucket,
+} from './store'
+import { StoreUnavailableError } from './store-unavailable'
+
+/** Options of {@link PgRecordStore.open}. */
+export interface PgStoreOptions {
+  /** Most connections the pool opens. Default 10. */
+  maxConnections?: number
+  /** How long a query waits for a connection before the store reports itself unavailable. Default 5 000 ms. */
+  connectionTimeoutMs?: number
+  /**
+   * Listen for what other collector processes store (`LISTEN/NOTIFY`), for {@link PgRecordStore.subscribe}.
+   * Default true.
+   */
+  listen?: boolean
+}
+
+/** Is `url` a PostgreSQL connection string (`postgres://` or `postgresql://`)? */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url)
+}
+
+/** The URL with its password masked, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}
+
+const CHANNEL = 'convotrack_changes'
+const ignore = (): void => {}
+/** Message ids per notification: the payload stays far below PostgreSQL's 8 000-byte limit. */
+const IDS_PER_NOTIFY = 400
+/** SQLSTATEs and socket errors that mean "the database is not there right now". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up / shutting down)
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+])
+const RETRYABLE_TX = new Set(['40001', '40P01']) // serialization failure, deadlock
+/** A commit may land this long after its records' arrival time: the catch-up window reaches back so far. */
+const CATCH_UP_SLACK_MS = 30_000
+
+function isConnectionFault(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | undefined
+  if (!err) return false
+  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true
+  const msg = typeof err.message === 'string' ? err.message : ''
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|not queryable/i.test(
+    msg,
+  )
+}
+
+/** int8 (count, bigint ids) and numeric (sum of integers) come back as numbers, like SQLite's. */
+const numberTypes = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === 20 || oid === 1700
+      ? (v: string) => Number(v)
+      : (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)) as typeof pg.types.getTypeParser,
+}
+
+interface MessageRow {
+  id: number
+  record_id: number
+  bot: string
+  platform: string
+  direction: string
+  user_id: string
+  conversation_id: string | null
+  thread: string
+  session_id: string | null
+  text: string | null
+  intent: string | null
+  confidence: number | null
+  buttons: string | null
+  images: string | null
+  user_json: string | null
+  event_type: string | null
+  event_name: string | null
+  amount: number | null
+  ts: number
+  event_raw?: string | null
+}
+
+const SELECT_MESSAGE = `SELECT m.id, m.record_id, m.bot, m.platform, m.direction, m.user_id, m.conversation_id, m.thread,
+  m.session_id, m.text, m.intent, m.confidence, m.buttons, m.images, m.user_json, m.event_type, m.event_name, m.amount, m.ts,
+  CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
+  FROM convotrack_messages m JOIN convotrack_records r ON r.id = m.record_id`
+
+function toMessage(row: MessageRow): StoredMessage {
+  const msg: StoredMessage = {
+    id: row.id,
+    recordId: row.record_id,
+    bot: row.bot,
+    platform: row.platform as StoredMessage['platform'],
+    direction: row.direction as StoredMessage['direction'],
+    userId: row.user_id,
+    conversationId: row.conversation_id,
+    thread: row.thread,
+    sessionId: row.session_id,
+    text: row.text,
+    intent: row.intent,
+    confidence: row.confidence,
+    buttons: row.buttons ? JSON.parse(row.buttons) : [],
+    images: row.images ? JSON.parse(row.images) : [],
+    userJson: row.user_json ? JSON.parse(row.user_json) : null,
+    event: null,
+    ts: row.ts,
+  }
+  if (row.event_type !== null) {
+    msg.event = {
+      type: row.event_type,
+      name: row.event_name ?? '',
+      body: row.event_raw ? JSON.parse(row.event_raw) : {},
+    }
+    if (row.amount !== null) msg.event.amount = row.amount
+  }
+  return msg
+}
+
+const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
+  v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
+
+/** PostgreSQL text cannot hold U+0000 (JSON allows "\u0000"): normalized columns get U+FFFD; `raw` keeps the escape. */
+const text = (v: string | null): string | null =>
+  v === null ? null : v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v
+
+/** What SQLite's `json_extract(raw, path)` gives, as text (null when absent or JSON null). */
+function extract(raw: string, path: readonly string[]): string | null {
+  let v: unknown
+  try {
+    v = JSON.parse(raw)
+  } catch {
+    return null
+  }
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return null
+    v = (v as Record<string, unknown>)[key]
+  }
+  if (v === undefined || v === null) return null
+  if (typeof v === 'string') return text(v)
+  if (typeof v === 'boolean') return v ? '1' : '0'
+  if (typeof v === 'number') return String(v)
+  return text(JSON.stringify(v))
+}
+
+type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
+
+interface PendingAdd extends Item {
+  resolve: (result: AddResult) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * A {@link RecordStore} on PostgreSQL (node-postgres pool), for several collector processes
+ * behind one database: idempotency keys are unique per bot across instances, and what one
+ * instance stores reaches the others' live feeds through `LISTEN/NOTIFY`. While the database is
+ * unreachable every method rejects with {@link StoreUnavailableError} (the collector answers 503
+ * with `Retry-After`); the pool and the listener reconnect on their own.
+ *
+ * @example const store = await PgRecordStore.open('postgres://convotrack@127.0.0.1/convotrack')
+ */
+export class PgRecordStore implements RecordStore {
+  /** This process's id in notifications: its own changes are not echoed back to it. */
+  private readonly origin = randomBytes(6).toString('hex')
+  private readonly listeners = new Set<(change: StoreChange) => void>()
+  private pending: PendingAdd[] = []
+  private flushScheduled = false
+  private closed = false
+  private listener: pg.Client | undefined
+  private reconnectTimer: NodeJS.Timeout | undefined
+  private catchUpTimer: NodeJS.Timeout | undefined
+  /** Recently delivered message ids (stored here or notified): a catch-up after a reconnect skips them. */
+  private readonly delivered = new Set<number>()
+  /** When the LISTEN session was lost (epoch ms), until a catch-up covered it. */
+  private lostAt: number | undefined
+  private listening: Promise<void> | undefined
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly config: pg.ClientConfig,
+  ) {}
+
+  /**
+   * Connects, applies pending migrations (versioned, idempotent, one instance at a time), and
+   * starts listening for other instances' changes.
+   */
+  static async open(url: string, options: PgStoreOptions = {}): Promise<PgRecordStore> {
+    const config: pg.ClientConfig = {
+      connectionString: url,
+      application_name: 'convotrack-collector',
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+      keepAlive: true,
+      types: numberTypes,
+    }
+    const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
+    // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
+    pool.on('error', ignore)
+    const store = new PgRecordStore(pool, config)
+    try {
+      const client = await pool.connect()
+      client.on('error', ignore)
+      try {
+        await migrate(client)
+      } finally {
+        client.off('error', ignore)
+        client.release()
+      }
+      if (options.listen !== false) await store.startListening()
+    } catch (e) {
+      await pool.end().catch(() => {})
+      throw isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${(e as Error).message}`, e) : e
+    }
+    return store
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(sql, params)).rows
+    } catch (e) {
+      throw this.mapError(e)
+    }
+  }
+
+  private mapError(e: unknown): unknown {
+    if (e instanceof StoreUnavailableError) return e
+    if (this.closed) return new StoreUnavailableError('the store is closed', e)
+    return isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${(e as Error).message}`, e) : e
+  }
+
+  /** Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded). */
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient
+      try {
+        client = await this.pool.connect()
+      } catch (e) {
+        throw this.mapError(e)
+      }
+      // A checked-out client has no error listener of the pool's: the server going away between
+      // two statements would otherwise be an unhandled 'error' event (a crash). The statement
+      // in flight rejects, which is what we act on.
+      client.on('error', ignore)
+      let broken = false
+      try {
+        await client.query('BEGIN')
+        const result = await fn(client)
+        await client.query('COMMIT')
+        return result
+      } catch (e) {
+        broken = isConnectionFault(e)
+        if (!broken) await client.query('ROLLBACK').catch(() => {})
+        const code = (e as { code?: string }).code
+        if (!broken && code && RETRYABLE_TX.has(code) && attempt < 5) continue
+        throw this.mapError(e)
+      } finally {
+        client.off('error', ignore)
+        client.release(broken)
+      }
+    }
+  }
+
+  private async notify(client: pg.PoolClient, payload: Record<string, unknown>): Promise<void> {
+    if (this.closed) return
+    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ o: this.origin, ...payload })])
+  }
+
+  // ------------------------------------------------------------------ writes
+
+  /**
+   * Group commit: records arriving together (concurrent requests) share one transaction. A
+   * failing group is retried record by record, so one bad record fails only itself.
+   */
+  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<AddResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, messages, resolve, reject })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(() => this.flushPending())
+      }
+    })
+  }
+
+  private flushPending(): void {
+    this.flushScheduled = false
+    const batch = this.pending.splice(0, 1000)
+    if (this.pending.length > 0) {
+      this.flushScheduled = true
+      setImmediate(() => this.flushPending())
+    }
+    if (batch.length === 0) return
+    this.addMany(batch).then(
+      (results) => {
+        for (const [i, item] of batch.entries()) item.resolve(results[i] as AddResult)
+      },
+      async (error) => {
+        if (error instanceof StoreUnavailableError || batch.length === 1) {
+          for (const item of batch) item.reject(error)
+          return
+        }
+        for (const item of batch) await this.addMany([item]).then((r) => item.resolve(r[0] as AddResult), item.reject)
+      },
+    )
+  }
+
+  async addMany(items: ReadonlyArray<Item>): Promise<AddResult[]> {
+    if (items.length === 0) return []
+    const results = await this.transaction(async (client) => {
+      // Ids for every record and message up front, one round trip (a duplicate's ids stay unused).
+      const [recordIds, allMessageIds] = await nextIds(
+        client,
+        items.length,
+        items.reduce((n, i) => n + i.messages.length, 0),
+      )
+      let cursor = 0
+      const messageIdsOf = items.map((i) => {
+        const from = cursor
+        cursor += i.messages.length
+        return allMessageIds.slice(from, cursor)
+      })
+      const inserted = new Set(
+        (
+          await client.query<{ id: number }>(
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key)
+             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+             ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+             RETURNING id`,
+            [
+              recordIds,
+              items.map((i) => i.record.bot),
+              items.map((i) => i.record.platform),
+              items.map((i) => i.record.type),
+              items.map((i) => i.record.v),
+              items.map((i) => i.record.receivedAt),
+              items.map((i) => i.record.raw),
+              items.map((i) => i.record.idempotencyKey ?? null),
+            ],
+          )
+        ).rows.map((r) => r.id),
+      )
+      // Records not inserted were already stored under their (bot, idempotency key): find their ids.
+      const existing = new Map<string, number>()
+      const dupes = items.filter((_, i) => !inserted.has(recordIds[i] as number))
+      if (dupes.length > 0) {
+        const rows = await client.query<{ id: number; bot: string; key: string }>(
+          `SELECT r.id, r.bot, r.idempotency_key AS key FROM convotrack_records r
+           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON r.bot = k.bot AND r.idempotency_key = k.key`,
+          [dupes.map((d) => d.record.bot), dupes.map((d) => d.record.idempotencyKey ?? '')],
+        )
+        for (const r of rows.rows) existing.set(`${r.bot}\n${r.key}`, r.id)
+      }
+      const fresh = items.flatMap((item, i) =>
+        inserted.has(recordIds[i] as number)
+          ? item.messages.map((m, j) => ({
+              item,
+              m,
+              recordId: recordIds[i] as number,
+              id: messageIdsOf[i]?.[j] as number,
+            }))
+          : [],
+      )
+      if (fresh.length > 0) {
+        const col = <T>(f: (x: (typeof fresh)[number]) => T) => fresh.map(f)
+        const ids = col((x) => x.id)
+        // Other instances hear of the new messages when (and only if) this transaction commits.
+        const payloads: string[] = []
+        for (let i = 0; i < ids.length; i += IDS_PER_NOTIFY)
+          payloads.push(JSON.stringify({ o: this.origin, k: 'm', ids: ids.slice(i, i + IDS_PER_NOTIFY) }))
+        await client.query(
+          `WITH ins AS (
+             INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, conversation_id, thread,
+               session_id, text, intent, confidence, buttons, images, user_json, event_type, event_name, amount,
+               event_page, event_source, ts)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+               $8::text[], $9::text[], $10::text[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[],
+               $16::text[], $17::text[], $18::float8[], $19::text[], $20::text[], $21::bigint[])
+           )
+           SELECT pg_notify($22, p) FROM unnest($23::text[]) AS p`,
+          [
+            ids,
+            col((x) => x.recordId),
+            col((x) => x.item.record.bot),
+            col((x) => x.m.platform),
+            col((x) => x.m.direction),
+            col((x) => text(x.m.userId)),
+            col((x) => text(x.m.conversationId)),
+            col((x) => text(x.m.thread)),
+            col((x) => text(x.m.sessionId)),
+            col((x) => text(x.m.text)),
+            col((x) => text(x.m.intent)),
+            col((x) => x.m.confidence),
+            col((x) => json(x.m.buttons)),
+            col((x) => json(x.m.images)),
+            col((x) => json(x.m.userJson)),
+            col((x) => x.m.event?.type ?? null),
+            col((x) => text(x.m.event?.name ?? null)),
+            col((x) => x.m.event?.amount ?? null),
+            col((x) =>
+              x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
+            ),
+            col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            col((x) => x.item.record.receivedAt),
+            CHANNEL,
+            this.closed ? [] : payloads,
+          ],
+        )
+      }
+      return items.map((item, i): AddResult => {
+        const id = recordIds[i] as number
+        if (!inserted.has(id)) {
+          const found = existing.get(`${item.record.bot}\n${item.record.idempotencyKey ?? ''}`)
+          if (found === undefined) throw new Error('record neither stored nor found under its idempotency key')
+          return { id: found, duplicate: true, messages: [] }
+        }
+        const messages = item.messages.map(
+          (m, j): StoredMessage => ({
+            ...m,
+            id: messageIdsOf[i]?.[j] as number,
+            recordId: id,
+            bot: item.record.bot,
+            ts: item.record.receivedAt,
+          }),
+        )
+        return { id, duplicate: false, messages }
+      })
+    })
+    for (const r of results) for (const m of r.messages) this.markDelivered(m.id)
+    return results
+  }
+
+  async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
+    const updatedAt = Date.now()
+    const state = { bot, thread, paused, updatedAt }
+    await this.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO convotrack_pauses (bot, thread, paused, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (bot, thread) DO UPDATE SET paused = excluded.paused, updated_at = excluded.updated_at`,
+        [bot, thread, paused, updatedAt],
+      )
+      await this.notify(client, { k: 'p', s: state })
+    })
+    return state
+  }
+
+  async saveMessengerPage(page: MessengerPageConfig): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO convotrack_messenger_pages (page_id, app_secret, verify_token, bot) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (page_id) DO UPDATE SET app_secret = excluded.app_secret, verify_token = excluded.verify_token, bot = excluded.bot`,
+        [page.pageId, page.appSecret, page.verifyToken, page.bot ?? null],
+      )
+      await this.notify(client, { k: 'mp' })
+    })
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  async record(id: number): Promise<StoredRecord | undefined> {
+    if (!Number.isSafeInteger(id)) return undefined
+    const rows = await this.query<StoredRecord>(
+      'SELECT id, bot, platform, type, v, received_at AS "receivedAt", raw FROM convotrack_records WHERE id = $1',
+      [id],
+    )
+    return rows[0]
+  }
+
+  async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
+    const params: unknown[] = []
+    const where: string[] = []
+    if (filter.bot !== undefined) where.push(`m.bot = $${params.push(filter.bot)}`)
+    if (filter.afterId !== undefined) where.push(`m.id > $${params.push(filter.afterId)}`)
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 100))}) x ORDER BY id ASC`
+    return (await this.query<MessageRow>(sql, params)).map(toMessage)
+  }
+
+  async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
+    const params: unknown[] = []
+    const where = filter.bot !== undefined ? `WHERE bot = $${params.push(filter.bot)}` : ''
+    const rows = await this.query<{
+      bot: string
+      thread: string
+      platform: string
+      user_id: string
+      in_user: string | null
+      n: number
+      text: string | null
+      ts: number
+      paused: boolean | null
+    }>(
+      `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
+       FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
+               max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
+               max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
+             FROM convotrack_messages ${where} GROUP BY bot, thread) c
+       JOIN convotrack_messages m ON m.id = c.last_id
+       LEFT JOIN convotrack_pauses p ON p.bot = m.bot AND p.thread = m.thread
+       ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
+      params,
+    )
+    return rows.map((r) => ({
+      bot: r.bot,
+      platform: r.platform as ConversationSummary['platform'],
+      thread: r.thread,
+      userId: r.in_user ?? r.user_id,
+      messages: r.n,
+      lastText: r.text,
+      lastTs: r.ts,
+      paused: r.paused === true,
+    }))
+  }
+
+  async transcript(
+    bot: string,
+    thread: string,
+    options: { limit?: number; beforeId?: number } = {},
+  ): Promise<StoredMessage[]> {
+    const params: unknown[] = [bot, thread]
+    const before = options.beforeId !== undefined ? `AND m.id < $${params.push(options.beforeId)}` : ''
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = $1 AND m.thread = $2 ${before}
+      ORDER BY m.id DESC LIMIT $${params.push(clampLimit(options.limit, 500))}) x ORDER BY id ASC`
+    return (await this.query<MessageRow>(sql, params)).map(toMessage)
+  }
+
+  async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
+    const params: unknown[] = []
+    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    return this.query<NotHandledLine>(
+      `SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS "lastTs",
+              array_agg(DISTINCT bot) AS bots
+       FROM convotrack_messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${and}
+       GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, "lastTs" DESC LIMIT 500`,
+      params,
+    )
+  }
+
+  async intents(filter: ReadFilter): Promise<IntentLine[]> {
+    const params: unknown[] = []
+    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    return this.query<IntentLine>(
+      `SELECT intent, count(*) AS count, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
+              count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, avg(confidence) AS "avgConfidence"
+       FROM convotrack_messages WHERE intent IS NOT NULL AND direction != 'event' ${and}
+       GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
+      params,
+    )
+  }
+
+  async events(filter: ReadFilter): Promise<EventsReport> {
+    const p = filter.bot !== undefined ? [filter.bot] : []
+    const and = filter.bot !== undefined ? 'AND bot = $1' : ''
+    const byName = (type: string) =>
+      this.query<{ name: string; count: number; total: number | null }>(
+        `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM convotrack_messages
+         WHERE event_type = '${type}' ${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
+        p,
+      )
+    const [custom, revenue, shares, pageLaunches, referrals] = await Promise.all([
+      byName('customEvent'),
+      byName('revenueEvent'),
+      byName('shareEvent'),
+      this.query<{ page: string; count: number }>(
+        `SELECT coalesce(event_page, event_name) AS page, count(*) AS count FROM convotrack_messages
+         WHERE event_type = 'pageLaunchEvent' ${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
+        p,
+      ),
+      this.query<{ source: string; count: number }>(
+        `SELECT coalesce(event_source, '(none)') AS source, count(*) AS count FROM convotrack_messages
+         WHERE event_type = 'referralEvent' ${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
+        p,
+      ),
+    ])
+    return {
+      custom: custom.map(({ name, count }) => ({ name, count })),
+      revenue: {
+        total: revenue.reduce((t, r) => t + (r.total ?? 0), 0),
+        count: revenue.reduce((t, r) => t + r.count, 0),
+        byName: revenue.map((r) => ({ name: r.name, total: r.total ?? 0, count: r.count })),
+      },
+      shares: {
+        count: shares.reduce((t, r) => t + r.count, 0),
+        byName: shares.map(({ name, count }) => ({ name, count })),
+      },
+      pageLaunches,
+      referrals: referrals.map((r) => ({ source: String(r.source), count: r.count })),
+    }
+  }
+
+  async segments(filter: ReadFilter): Promise<Segment[]> {
+    // The latest metadata each user sent: that's who they are now.
+    const params: unknown[] = []
+    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    const rows = await this.query<{ user_json: string }>(
+      `SELECT m.user_json FROM convotrack_messages m
+       JOIN (SELECT bot, user_id, max(id) AS id FROM convotrack_messages WHERE user_json IS NOT NULL ${and}
+             GROUP BY bot, user_id) u ON u.id = m.id ORDER BY m.id`,
+      params,
+    )
+    return segmentsOf(rows.map((r) => r.user_json))
+  }
+
+  async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
+    const bucket = Math.max(1000, Math.floor(filter.bucketMs))
+    const params: unknown[] = [filter.since ?? 0]
+    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    return this.query<TimelineBucket>(
+      // The bucket is an integer we made: inlined, bigint division like SQLite's integer division.
+      `SELECT (ts / ${bucket}) * ${bucket} AS t, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
+              count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, count(*) FILTER (WHERE direction = 'event') AS events
+       FROM convotrack_messages WHERE ts >= $1 ${and} GROUP BY 1 ORDER BY 1`,
+      params,
+    )
+  }
+
+  async paused(bot: string, thread: string): Promise<boolean> {
+    const rows = await this.query<{ paused: boolean }>(
+      'SELECT paused FROM convotrack_pauses WHERE bot = $1 AND thread = $2',
+      [bot, thread],
+    )
+    return rows[0]?.paused === true
+  }
+
+  async messengerPages(): Promise<MessengerPageConfig[]> {
+    const rows = await this.query<{ page_id: string; app_secret: string; verify_token: string; bot: string | null }>(
+      'SELECT page_id, app_secret, verify_token, bot FROM convotrack_messenger_pages ORDER BY page_id',
+    )
+    return rows.map((r) => ({
+      pageId: r.page_id,
+      appSecret: r.app_secret,
+      verifyToken: r.verify_token,
+      ...(r.bot ? { bot: r.bot } : {}),
+    }))
+  }
+
+  async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
+    const p = filter.bot !== undefined ? [filter.bot] : []
+    const where = filter.bot !== undefined ? 'WHERE bot = $1' : ''
+    const rows = await this.query<{ records: number; messages: number }>(
+      `SELECT (SELECT count(*) FROM convotrack_records ${where}) AS records,
+              (SELECT count(*) FROM convotrack_messages ${where}) AS messages`,
+      p,
+    )
+    return { records: rows[0]?.records ?? 0, messages: rows[0]?.messages ?? 0 }
+  }
+
+  // ------------------------------------------------------------------ other instances
+
+  /** What other collector processes on this database store and change (see {@link RecordStore.subscribe}). */
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private emit(change: StoreChange): void {
+    for (const l of this.listeners) {
+      try {
+        l(change)
+      } catch (e) {
+        console.error('[convotrack-collector] store change listener failed', e)
+      }
+    }
+  }
+
+  private markDelivered(id: number): void {
+    this.delivered.add(id)
+    if (this.delivered.size > 400_000) {
+      let drop = this.delivered.size - 200_000
+      for (const old of this.delivered) {
+        if (drop-- <= 0) break
+        this.delivered.delete(old)
+      }
+    }
+  }
+
+  /** Connects the LISTEN session; on loss it reconnects with backoff and catches up on what it missed. */
+  private startListening(): Promise<void> {
+    this.listening = (async () => {
+      const client = new pg.Client(this.config)
+      const lost = () => {
+        if (this.listener !== client) return
+        this.listener = undefined
+        this.lostAt ??= Date.now()
+        client.end().catch(() => {})
+        this.scheduleReconnect(100)
+      }
+      client.on('error', lost)
+      client.on('end', lost)
+      client.on('notification', (n) => {
+        if (n.channel === CHANNEL && n.payload) void this.onNotification(n.payload)
+      })
+      try {
+        await client.connect()
+        await client.query(`LISTEN ${CHANNEL}`)
+      } catch (e) {
+        client.end().catch(() => {})
+        throw e
+      }
+      if (this.closed) {
+        await client.end().catch(() => {})
+        return
+      }
+      this.listener = client
+    })()
+    return this.listening
+  }
+
+  private scheduleCatchUp(delayMs: number): void {
+    if (this.closed || this.catchUpTimer) return
+    this.catchUpTimer = setTimeout(async () => {
+      this.catchUpTimer = undefined
+      await this.catchUp().catch(() => this.scheduleCatchUp(Math.min(delayMs * 2, 2_000)))
+    }, delayMs)
+    this.catchUpTimer.unref()
+  }
+
+  private scheduleReconnect(delayMs: number): void {
+    if (this.closed || this.reconnectTimer) return
+    this.reconnectTimer = setTimeout(async () => {
+      this.reconnectTimer = undefined
+      try {
+        await this.startListening()
+        await this.catchUp()
+      } catch {
+        this.scheduleReconnect(Math.min(delayMs * 2, 2_000))
+      }
+    }, delayMs)
+    this.reconnectTimer.unref()
+  }
+
+  /**
+   * Messages whose notification may have been lost (stored while the LISTEN session was down, or
+   * whose read failed) reach the feed too, once. Ids don't follow commit order across instances,
+   * so the window is by arrival time: from CATCH_UP_SLACK_MS before the loss, skipping what was delivered.
+   */
+  private async catchUp(): Promise<void> {
+    const since = this.lostAt
+    if (since === undefined) return
+    let afterId = 0
+    for (let round = 0; round < 100; round++) {
+      const rows = await this.query<MessageRow>(
+        `${SELECT_MESSAGE} WHERE m.ts >= $1 AND m.id > $2 ORDER BY m.id LIMIT 2000`,
+        [since - CATCH_UP_SLACK_MS, afterId],
+      )
+      const missed = rows.map(toMessage).filter((m) => !this.delivered.has(m.id))
+      for (const m of missed) this.markDelivered(m.id)
+      if (missed.length > 0 && this.listeners.size > 0) this.emit({ kind: 'messages', messages: missed })
+      if (rows.length < 2000) break
+      afterId = rows[rows.length - 1]?.id ?? afterId
+    }
+    if (this.lostAt === since) this.lostAt = undefined
+  }
+
+  private async onNotification(payload: string): Promise<void> {
+    let n: { o?: string; k?: string; ids?: number[]; s?: PauseState }
+    try {
+      n = JSON.parse(payload)
+    } catch {
+      return
+    }
+    if (n.o === this.origin) return
+    if (n.k === 'p' && n.s) this.emit({ kind: 'pause', state: n.s })
+    else if (n.k === 'mp') this.emit({ kind: 'messenger-pages' })
+    else if (n.k === 'm' && Array.isArray(n.ids)) {
+      const ids = n.ids.filter((id) => !this.delivered.has(id))
+      for (const id of ids) this.markDelivered(id)
+      if (ids.length === 0 || this.listeners.size === 0) return
+      try {
+        const rows = await this.query<MessageRow>(`${SELECT_MESSAGE} WHERE m.id = ANY($1::bigint[]) ORDER BY m.id`, [
+          ids,
+        ])
+        this.emit({ kind: 'messages', messages: rows.map(toMessage) })
+      } catch {
+        // The database went away between the commit and this read: forget them as delivered and
+        // let a catch-up find them (after the reconnect, or shortly when the session survived).
+        for (const id of ids) this.delivered.delete(id)
+        this.lostAt ??= Date.now()
+        if (this.listener) this.scheduleCatchUp(500)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    // Adds already queued are committed first.
+    while (this.pending.length > 0 || this.flushScheduled) await new Promise((r) => setImmediate(r))
+    this.closed = true
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    if (this.catchUpTimer) clearTimeout(this.catchUpTimer)
+    await this.listening?.catch(() => {})
+    const listener = this.listener
+    this.listener = undefined
+    await listener?.end().catch(() => {})
+    await this.pool.end().catch(() => {})
+  }
+}
+
+/** `records` record ids and `messages` message ids from their sequences, ascending, in one round trip. */
+async function nextIds(client: pg.PoolClient, records: number, messages: number): Promise<[number[], number[]]> {
+  const row = (
+    await client.query<{ r: string[]; m: string[] }>(
+      `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_records', 'id')) FROM generate_series(1, $1)) AS r,
+              ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_messages', 'id')) FROM generate_series(1, $2)) AS m`,
+      [records, messages],
+    )
+  ).rows[0]
+  const sorted = (ids: string[] | undefined) => (ids ?? []).map(Number).sort((a, b) => a - b)
+  return [sorted(row?.r), sorted(row?.m)]
+}
+
+function clampLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined || !Number.isFinite(limit)) return fallback
+  return Math.min(Math.max(1, Math.floor(limit)), 5000)
+}
+
+/** Users counted by field value, as SQLite's store does (top 20 values, top 30 fields). */
+function segmentsOf(userJsons: string[]): Segment[] {
+  const fields = new Map<string, Map<string, number>>()
+  for (const raw of userJsons) {
+    const user = JSON.parse(raw) as Record<string, unknown>
+    for (const [key, value] of Object.entries(user)) {
+      if (value === null || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean'))
+        continue
+      const values = fields.get(key) ?? new Map<string, number>()
+      values.set(String(value), (values.get(String(value)) ?? 0) + 1)
+      fields.set(key, values)
+    }
+  }
+  const total = (values: Array<{ users: number }>) => values.reduce((t, v) => t + v.users, 0)
+  return [...fields.entries()]
+    .map(([field, values]) => ({
+      field,
+      values: [...values.entries()]
+        .map(([value, users]) => ({ value, users }))
+        .sort((a, b) => b.users - a.users)
+        .slice(0, 20),
+    }))
+    .sort((a, b) => total(b.values) - total(a.values))
+    .slice(0, 30)
+}

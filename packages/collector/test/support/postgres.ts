@@ -1,0 +1,127 @@
+/**
+ * A real PostgreSQL server for the tests: Debian's `postgresql` binaries, a fresh cluster in a
+ * temp folder, a free TCP port on 127.0.0.1 and the unix socket in the same folder. A missing
+ * server FAILS (no skip): CI installs it with scripts/ensure-system-deps.sh.
+ */
+import { execFile } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir, userInfo } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import pg from 'pg'
+
+const run = promisify(execFile)
+
+export interface PostgresServer {
+  port: number
+  /** `postgres://postgres@127.0.0.1:PORT/postgres` */
+  url: string
+  /** URL of another database on this server. */
+  urlFor(database: string): string
+  /** Creates an empty database and returns its URL. */
+  createDatabase(name?: string): Promise<string>
+  /** Fast shutdown (open sessions are ended, like a restart under load). */
+  stop(): Promise<void>
+  /** Starts again on the same port and data. */
+  start(): Promise<void>
+  /** Stops the server and removes its folder. */
+  destroy(): Promise<void>
+}
+
+/** The binaries folder of the newest installed PostgreSQL (Debian layout), or a loud error. */
+export function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql'
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+        .sort((a, b) => Number(b) - Number(a))
+    : []
+  if (versions.length === 0)
+    throw new Error(
+      'PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/pg_ctl): run `bash scripts/ensure-system-deps.sh` ' +
+        '(Debian: apt-get install -y postgresql). The PostgreSQL tests need a real server and do not skip.',
+    )
+  return join(root, versions[0] as string, 'bin')
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+let counter = 0
+
+/** initdb + start. Runs the server as the `postgres` user when the tests run as root (initdb refuses root). */
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = postgresBinDir()
+  const dir = mkdtempSync(join(tmpdir(), 'convotrack-pg-'))
+  const data = join(dir, 'data')
+  const asRoot = userInfo().uid === 0
+  const as = async (cmd: string, args: string[]) => {
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]]
+      : [join(bin, cmd), args]
+    return run(file, argv, { timeout: 60_000 })
+  }
+  if (asRoot) chownSync(dir, ...postgresIds())
+  await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C.UTF-8'])
+  const port = await freePort()
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`
+  let running = false
+  const server: PostgresServer = {
+    port,
+    url,
+    urlFor: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    async createDatabase(name = `t_${process.pid}_${++counter}`) {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        await client.query(`CREATE DATABASE ${name}`)
+      } finally {
+        await client.end()
+      }
+      return server.urlFor(name)
+    },
+    async start() {
+      await as('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start'])
+      running = true
+    },
+    async stop() {
+      if (!running) return
+      await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '30', 'stop'])
+      running = false
+    },
+    async destroy() {
+      try {
+        await server.stop()
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  }
+  try {
+    await server.start()
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true })
+    throw e
+  }
+  return server
+}
+
+function postgresIds(): [number, number] {
+  // `id -u postgres` without a shell: /etc/passwd.
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'))
+  if (!line) throw new Error("no `postgres` system user: install Debian's postgresql package")
+  const [, , uid, gid] = line.split(':')
+  return [Number(uid), Number(gid)]
+}
