@@ -26,14 +26,20 @@ export default defineConfig({
         test: {
           name: 'examples',
           include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/consumer/**'],
+          exclude: ['test/consumer/**', 'test/readme/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
       },
       {
-        // Packs and installs the built packages: run after `pnpm build` (pnpm verify does).
-        test: { name: 'consumer', include: ['test/consumer/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
+        // Use the built packages (packed and installed; README snippets type-checked against
+        // dist): run after `pnpm build` (pnpm verify does).
+        test: {
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts', 'test/readme/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
       },
     ],
   },
