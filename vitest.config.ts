@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector']
 // Tests import the packages by their public names; resolve those to source so a test run
@@ -7,6 +8,14 @@ const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis',
 const alias = Object.fromEntries(
   names.map((n) => [`@convotrack/${n}`, fileURLToPath(new URL(`./packages/${n}/src/index.ts`, import.meta.url))]),
 )
+
+// On the other Node lines (scripts/verify.sh sets CONVOTRACK_NODE_LINE) the slow suites listed in
+// scripts/node-matrix.json (real browser, resilience harness) are left to the system Node.
+const matrix = JSON.parse(readFileSync(new URL('./scripts/node-matrix.json', import.meta.url), 'utf8')) as {
+  systemNodeOnly: string[]
+}
+const lineExclude = process.env.CONVOTRACK_NODE_LINE ? matrix.systemNodeOnly : []
+const exclude = (...globs: string[]) => [...configDefaults.exclude, ...lineExclude, ...globs]
 
 export default defineConfig({
   resolve: { alias },
@@ -17,6 +26,7 @@ export default defineConfig({
         test: {
           name,
           include: [`packages/${name}/test/**/*.test.ts`],
+          exclude: exclude(),
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
@@ -26,7 +36,7 @@ export default defineConfig({
         test: {
           name: 'examples',
           include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/consumer/**', 'test/readme/**'],
+          exclude: exclude('test/consumer/**', 'test/readme/**'),
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -37,6 +47,7 @@ export default defineConfig({
         test: {
           name: 'consumer',
           include: ['test/consumer/**/*.test.ts', 'test/readme/**/*.test.ts'],
+          exclude: exclude(),
           testTimeout: 120_000,
           hookTimeout: 300_000,
         },

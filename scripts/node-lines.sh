@@ -5,7 +5,9 @@
 #    `npm install --prefix .node-lines/node-<ver> node@<ver>`.
 # 2. Native addons the tests load (better-sqlite3) are built offline for that Node with node-gyp
 #    run by that Node (`--target=<ver> --devdir=D`, D/<ver>/include → the package's headers) and
-#    stored as .node-lines/addons/better_sqlite3-<addon version>-node-v<ver>.node.
+#    stored as .node-lines/addons/better_sqlite3-<addon version>-node-v<ver>.node. Built with -O0:
+#    these builds only serve the tests (which never measure speed on these lines) and -O0 cuts
+#    the compile of SQLite from ~110 to ~30 CPU-seconds.
 #    scripts/native-addons.cjs (preloaded through NODE_OPTIONS) loads that file instead of the
 #    node_modules build, which stays the one for the system Node.
 # Everything lives in the git-ignored .node-lines/: a second run finds it and returns at once.
@@ -34,7 +36,7 @@ addon_src=$(cd "$root/packages/collector" && dirname "$(node -p "require.resolve
 addon_ver=$(node -p "require('$addon_src/package.json').version")
 addon=$cache/addons/better_sqlite3-$addon_ver-node-v$ver.node
 if [ ! -f "$addon" ]; then
-  echo "  node $ver: building better-sqlite3 $addon_ver (node-gyp, offline, ~2 min)…" >&2
+  echo "  node $ver: building better-sqlite3 $addon_ver (node-gyp, offline, ~30 s)…" >&2
   devdir=$cache/devdir
   include=$(dirname "$node_bin")/../include
   mkdir -p "$devdir/$ver"
@@ -48,7 +50,7 @@ if [ ! -f "$addon" ]; then
   cp -r "$addon_src" "$work/better-sqlite3"
   rm -rf "$work/better-sqlite3/build"
   (cd "$work/better-sqlite3" &&
-    env -u npm_config_nodedir "$node_bin" "$gyp" rebuild --release --jobs=2 \
+    env -u npm_config_nodedir CFLAGS=-O0 CXXFLAGS=-O0 "$node_bin" "$gyp" rebuild --release --jobs=2 \
       "--target=$ver" "--devdir=$devdir" >"$log" 2>&1) || { tail -40 "$log" >&2; exit 1; }
   cp "$work/better-sqlite3/build/Release/better_sqlite3.node" "$addon.tmp"
   mv "$addon.tmp" "$addon"

@@ -19,10 +19,20 @@ elif ! command -v pnpm >/dev/null 2>&1; then
   pnpm() { npx -y pnpm@10.34.9 "$@"; }
 fi
 lines=${NODE_LINES-$(node -p "require('./scripts/node-matrix.json').lines.join(' ')")}
-mapfile -t system_only < <(node -p "require('./scripts/node-matrix.json').systemNodeOnly.join('\n')")
 
 step "system programs (redis-server, chromium)"
 bash scripts/ensure-system-deps.sh
+
+# The other Node lines are fetched and their better-sqlite3 built in the background while the
+# checks below run (cached in .node-lines/: instant on a second run).
+mkdir -p .node-lines
+declare -A prep_pid
+for ver in $lines; do
+  bash scripts/node-lines.sh "$ver" >".node-lines/prep-$ver.out" 2>&1 &
+  prep_pid[$ver]=$!
+done
+# Stop what is still being prepared if a step below fails.
+trap 'for p in "${prep_pid[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 step "lint + format (biome)"
 biome check .
@@ -50,20 +60,10 @@ step "tests on node $(node -v) (system Node): every suite (vitest)"
 vitest run --reporter=default --reporter=json --outputFile.json=test-results.json || status=1
 node scripts/test-summary.mjs test-results.json
 
-for ver in $lines; do
-  step "node v$ver: binary from the npm registry + better-sqlite3 built for it (cached in .node-lines/)"
-  bin=$(bash scripts/node-lines.sh "$ver") || { status=1; runs+=("node v$ver=test-results-node-v$ver.json"); continue; }
-  step "tests on node $("$bin/node" -v): unit + integration (not on this line: ${system_only[*]})"
-  excludes=()
-  for glob in "${system_only[@]}"; do excludes+=(--exclude "$glob"); done
-  # node first on the PATH: vitest, its workers and every child process the tests spawn (tsx,
-  # collectors, bots) run on this Node; native-addons.cjs gives them its better-sqlite3 build.
-  PATH="$bin:$PATH" NODE_OPTIONS="--require $root/scripts/native-addons.cjs ${NODE_OPTIONS:-}" \
-    node node_modules/vitest/vitest.mjs run "${excludes[@]}" \
-    --reporter=default --reporter=json "--outputFile.json=test-results-node-v$ver.json" || status=1
-  node scripts/test-summary.mjs "test-results-node-v$ver.json"
-  runs+=("node v$ver=test-results-node-v$ver.json")
-done
+# The other Node lines: wait for their preparation (started above), then their suites.
+for ver in $lines; do wait "${prep_pid[$ver]}" || true; done
+for ver in $lines; do runs+=("node v$ver=test-results-node-v$ver.json"); done
+[ -z "$lines" ] || bash scripts/test-node-lines.sh $lines || status=1
 
 step "tests, all Node lines"
 node scripts/test-summary.mjs "${runs[@]}"
