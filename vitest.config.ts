@@ -9,8 +9,9 @@ const alias = Object.fromEntries(
   names.map((n) => [`@convotrack/${n}`, fileURLToPath(new URL(`./packages/${n}/src/index.ts`, import.meta.url))]),
 )
 
-// On the other Node lines (scripts/verify.sh sets CONVOTRACK_NODE_LINE) the slow suites listed in
-// scripts/node-matrix.json (real browser, resilience harness) are left to the system Node.
+// On the other Node lines (scripts/test-node-lines.sh sets CONVOTRACK_NODE_LINE) the suites listed
+// in scripts/node-matrix.json (real browser, resilience harness, README type-check) are left to
+// the system Node. (vitest's CLI --exclude does not reach into `projects`.)
 const matrix = JSON.parse(readFileSync(new URL('./scripts/node-matrix.json', import.meta.url), 'utf8')) as {
   systemNodeOnly: string[]
 }
