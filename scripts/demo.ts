@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { Collector } from '@convotrack/collector'
 import { generateWebhookSecret } from '@convotrack/core'
+import { kikSdkUnsupportedReason } from '@convotrack/kik'
 import type { ExampleBot, ExampleBotOptions } from '../examples/contract'
 import { startCollector } from '../packages/collector/src/index'
 
@@ -136,6 +137,12 @@ async function startBots(collector: Collector): Promise<RunningBot[]> {
     const file = `${ROOT}examples/${name}/src/bot.ts`
     if (!existsSync(file)) {
       console.log(dim(`· ${name}: examples/${name}/src/bot.ts not there yet — skipped`))
+      continue
+    }
+    // The Kik SDK cannot run on Node >= 23: say so instead of failing to start.
+    const unsupported = name === 'kik' ? kikSdkUnsupportedReason() : undefined
+    if (unsupported) {
+      console.log(dim(`· kik: skipped — ${unsupported}`))
       continue
     }
     const apiKey = `demo-${name}-key`

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# pnpm: the one running this script (pnpm verify), else the pinned one via npx. The other tools
+# run from node_modules/.bin: npx inside a pnpm script warns about every pnpm setting it sees.
 pnpm_cmd=(npx -y pnpm@10.34.9)
 [ -n "${npm_execpath:-}" ] && [[ "$npm_execpath" == *pnpm* ]] && pnpm_cmd=(node "$npm_execpath")
 tmp=$(mktemp -d)
@@ -14,7 +16,7 @@ cd "$tmp/repo"
 for d in "$root"/packages/*/dist; do cp -r "$d" "${d#"$root"/}"; done
 ln -s "$root/node_modules" node_modules
 git -c user.email=ci@invalid -c user.name=ci commit -q --allow-empty -m "release check"
-npx changeset version >/dev/null
+node_modules/.bin/changeset version >/dev/null
 [ -z "$(ls .changeset/*.md 2>/dev/null | grep -v README)" ] || { echo "changesets left after version" >&2; exit 1; }
 for p in packages/*/package.json; do node -e "const p=require('./$p'); if(p.version==='0.1.0') { console.error(p.name+' was not bumped'); process.exit(1) } console.log('  '+p.name+' '+p.version)"; done
 # Workspace links for publish: an offline, script-free install from the local store.

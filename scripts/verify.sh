@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# The whole check, as CI runs it: lint, typecheck, build, package quality, API docs, tests.
+# The whole check, as CI runs it: lint, typecheck, build, package quality, API docs, tests —
+# every suite on the system Node (20), then the unit and integration suites on each Node line of
+# scripts/node-matrix.json (22, 24; the browser and resilience suites run on the system Node only).
 # Usage: pnpm verify   (after pnpm install)
+#   NODE_LINES="" pnpm verify         skips the other Node lines (a quicker local check)
+#   NODE_LINES="24.21.0" pnpm verify  runs only those
+# The tools are called directly (node_modules/.bin), never through npx: inside a pnpm script npx
+# prints an "npm warn Unknown env config" line per pnpm setting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="$root/node_modules/.bin:$PATH"
 step() { printf '\n=== %s\n' "$*"; }
+# pnpm itself: the one running this script, else one on the PATH, else the pinned one via npx.
+if [[ "${npm_execpath:-}" == *pnpm* ]]; then
+  pnpm() { node "$npm_execpath" "$@"; }
+elif ! command -v pnpm >/dev/null 2>&1; then
+  pnpm() { npx -y pnpm@10.34.9 "$@"; }
+fi
+lines=${NODE_LINES-$(node -p "require('./scripts/node-matrix.json').lines.join(' ')")}
 
 step "system programs (redis-server, chromium)"
 bash scripts/ensure-system-deps.sh
 
+# The other Node lines are fetched and their better-sqlite3 built in the background while the
+# checks below run (cached in .node-lines/: instant on a second run).
+mkdir -p .node-lines
+declare -A prep_pid
+for ver in $lines; do
+  bash scripts/node-lines.sh "$ver" >".node-lines/prep-$ver.out" 2>&1 &
+  prep_pid[$ver]=$!
+done
+# Stop what is still being prepared if a step below fails.
+trap 'for p in "${prep_pid[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+
 step "lint + format (biome)"
-npx biome check .
+biome check .
 
 step "typecheck (tsc, strict)"
-npx tsc -p tsconfig.json --noEmit
+tsc -p tsconfig.json --noEmit
 
 step "build (tsup: ESM + CJS + d.ts)"
 pnpm -r --filter "./packages/**" build
@@ -24,10 +50,21 @@ step "release dry run (changeset version + publish --dry-run, in a throwaway cop
 bash scripts/release-check.sh
 
 step "API reference (typedoc → docs/api)"
-npx typedoc --logLevel Warn --treatWarningsAsErrors
+typedoc --logLevel Warn --treatWarningsAsErrors
 
-step "tests (vitest)"
+rm -f test-results.json test-results-node-*.json
 status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json || status=$?
+runs=("node $(node -v)=test-results.json")
+
+step "tests on node $(node -v) (system Node): every suite (vitest)"
+vitest run --reporter=default --reporter=json --outputFile.json=test-results.json || status=1
 node scripts/test-summary.mjs test-results.json
+
+# The other Node lines: wait for their preparation (started above), then their suites.
+for ver in $lines; do wait "${prep_pid[$ver]}" || true; done
+for ver in $lines; do runs+=("node v$ver=test-results-node-v$ver.json"); done
+[ -z "$lines" ] || bash scripts/test-node-lines.sh $lines || status=1
+
+step "tests, all Node lines"
+node scripts/test-summary.mjs "${runs[@]}"
 exit $status

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type ConvotrackError, createTracker, type Tracker } from '@convotrack/core'
-import { kikTracking } from '@convotrack/kik'
+import { kikSdkUnsupportedReason, kikTracking } from '@convotrack/kik'
 import fc from 'fast-check'
 import nock from 'nock'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -41,6 +41,9 @@ interface KikBot {
 }
 type KikBotClass = new (options: { username: string; apiKey: string; baseUrl?: string }) => KikBot
 const Bot = requireFrom('kik')('@kikinteractive/kik') as KikBotClass
+// The SDK cannot run on Node >= 23 (util.isString): there this suite is skipped, reason printed.
+const SDK_UNSUPPORTED = kikSdkUnsupportedReason()
+if (SDK_UNSUPPORTED) console.log(`skipped, Kik fuzz: ${SDK_UNSUPPORTED}`)
 
 const KIK_KEY = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f'
 const USERNAME = 'fuzzbot'
@@ -103,6 +106,7 @@ const signed = (raw: string) => ({
 })
 
 beforeAll(async () => {
+  if (SDK_UNSUPPORTED) return
   watchdog = watchProcess()
   sink = await startSink()
   nock.disableNetConnect()
@@ -133,7 +137,7 @@ afterAll(async () => {
   watchdog?.stop()
 })
 
-describe('kikTracking under random signed webhooks (real Kik Bot)', () => {
+describe.skipIf(SDK_UNSUPPORTED)('kikTracking under random signed webhooks (real Kik Bot)', () => {
   /**
    * The SDK itself throws (an uncaught exception in its request handler, tracked or not) for
    * a `messages` item that is not an object (`Object.keys(null)`), so items are objects here;

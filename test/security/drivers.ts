@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { alexaTracking } from '@convotrack/alexa'
 import type { Tracker } from '@convotrack/core'
 import { importRecords } from '@convotrack/import'
-import { kikTracking } from '@convotrack/kik'
+import { kikSdkUnsupportedReason, kikTracking } from '@convotrack/kik'
 import { MessengerMiddleware, messengerWebhook, trackedSendApi } from '@convotrack/messenger'
 import { slackTracking } from '@convotrack/slack'
 import { type LocalServer, localApi, post, requireFrom } from '../fuzz/support'
@@ -207,8 +207,13 @@ export async function driveBotbuilder(tracker: Tracker): Promise<void> {
   })
 }
 
+/** Why the Kik SDK cannot run on this Node (>= 23), or undefined: the kik driver then does nothing. */
+export const KIK_SDK_UNSUPPORTED = kikSdkUnsupportedReason()
+if (KIK_SDK_UNSUPPORTED) console.log(`security suites without kik: ${KIK_SDK_UNSUPPORTED}`)
+
 /** Kik: a signed webhook to a real Bot (its API key signs it), handler replies; configHandler tracks the reply. */
 export async function driveKik(tracker: Tracker, apis: PlatformApis): Promise<void> {
+  if (KIK_SDK_UNSUPPORTED) return // the SDK cannot run on this Node (>= 23): nothing to drive
   const bot = new KikBotClass({
     username: 'secbot',
     apiKey: SECRETS.kikKey,

@@ -1,4 +1,5 @@
 import { generateWebhookSecret } from '@convotrack/core'
+import { kikSdkUnsupportedReason } from '@convotrack/kik'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 import { postSignedWebhook } from '../../test-support'
@@ -10,7 +11,11 @@ beforeEach(async () => {
 })
 afterEach(() => sink.close())
 
-describe('examples/kik', () => {
+// The SDK cannot run on Node >= 23 (util.isString): there the example is skipped, reason printed.
+const SDK_UNSUPPORTED = kikSdkUnsupportedReason()
+if (SDK_UNSUPPORTED) console.log(`skipped, examples/kik: ${SDK_UNSUPPORTED}`)
+
+describe.skipIf(SDK_UNSUPPORTED)('examples/kik', () => {
   it('converse() delivers Kik incoming and outgoing records with intents, NotHandled, an event, user metadata and a broadcast', async () => {
     const bot = await startExampleBot({ trackingUrl: sink.url, apiKey: 'demo-key' })
     await bot.converse()

@@ -1,5 +1,6 @@
 import type { Tracker, TurnState } from '@convotrack/core'
 import { asArray, incomingRecord, isSignalMessage, outgoingRecords } from './records'
+import { kikSdkUnsupportedReason } from './sdk-support'
 import type { KikBot, KikIncoming, KikMiddleware, KikOutgoingInput, KikTracking, KikTrackingOptions } from './types'
 
 /** Bots already wrapped, per tracker: `configHandler` twice must not track twice. */
@@ -10,10 +11,14 @@ const configured = new WeakMap<object, WeakSet<Tracker>>()
  * `bot.send` / `bot.broadcast`, `logHandler` tracks every incoming message and keeps a paused
  * chat's messages away from the bot's handlers.
  *
+ * Throws on a Node where the Kik SDK cannot run (Node ≥ 23; see `kikSdkUnsupportedReason`).
+ *
  * @example
  * const kik = kikTracking(tracker); kik.configHandler(bot); bot.use(kik.logHandler)
  */
 export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}): KikTracking {
+  const unsupported = kikSdkUnsupportedReason()
+  if (unsupported) throw new Error(unsupported)
   const trackSignals = options.events === 'all'
   const keyOf = options.pauseKey ?? ((m: KikIncoming) => m.chatId || m.from || undefined)
   /** Outgoing records of a turn whose incoming record is not logged yet (kept in order after it). */
