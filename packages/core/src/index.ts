@@ -10,6 +10,7 @@ export {
   TransportError,
 } from './errors'
 export { toPlainJson, toWireJson } from './json'
+export { maskApiKey } from './loss-report'
 export { MemoryPauseStore, type MemoryPauseStoreOptions } from './pause/memory-store'
 export { type PauseStore, pauseKey } from './pause/store'
 export { alexaUserId, SERVICE_USER_ATTRIBUTE, serializeAlexaIncoming, serializeAlexaOutgoing } from './platforms/alexa'
@@ -27,13 +28,12 @@ export { serializeTwitterIncoming, serializeTwitterOutgoing } from './platforms/
 export { serializeUniversal, validateUniversal } from './platforms/universal'
 export { backoffDelay, DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, type RetryOptions } from './retry'
 export type { TurnState } from './scope'
+export { createTracker } from './tracker'
 export {
   type CallOptions,
-  createTracker,
   DEFAULT_BASE_URL,
   type EventOptions,
   type FlushResult,
-  maskApiKey,
   type RecordInfo,
   type SerializedRecord,
   type Tracker,
@@ -42,8 +42,8 @@ export {
   type TrackerStats,
   type UniversalChannel,
   VERSION,
-} from './tracker'
-export type { RecordMeta, TransportStats } from './transport'
+} from './tracker-types'
+export type { RecordMeta, TransportStats } from './transport-types'
 export type * from './types'
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
 export { validateIntent } from './validate'

@@ -1,6 +1,9 @@
-import { EventEmitter } from 'node:events'
 import { type Dispatcher, Pool } from 'undici'
-import { TransportError } from './errors'
+import { Deadlines } from './deadlines'
+import { type AttemptFailure, scrub, toTransportError } from './delivery-errors'
+import type { TransportError } from './errors'
+import { Gate } from './gate'
+import { Lanes } from './lanes'
 import {
   backoffDelay,
   DEFAULT_RETRY,
@@ -9,107 +12,25 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from './retry'
-import type { Platform, RecordType } from './types'
+import type { Pending, RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
 
-/** Abort handle of one request: undici aborts it on `'abort'`. */
-class RequestDeadline extends EventEmitter {
-  timedOut = false
-  at = 0
-}
-
-/** What the transport knows of a record, handed to `onError` and the events. */
-export interface RecordMeta {
-  platform: Platform
-  type: RecordType
-  userId: string | undefined
-  /** The JSON body as it is (or was to be) sent. */
-  body: string
-  /** Delivery order is kept per conversation: this key, else the user. */
-  conversation?: string | undefined
-}
-
-/** A record waiting to be delivered. */
-interface Pending extends RecordMeta {
-  path: string
-  attempts: number
-  /** The gate round the last attempt was sent in (see `gateRound`). */
-  round: number
-  /** Its ordering lane: the platform and conversation (else user), so they arrive in order. */
-  lane: string
-}
-
-/** Counters of the transport; see `tracker.stats()`. */
-export interface TransportStats {
-  /** Waiting to be sent (including those waiting out a retry delay). */
-  queued: number
-  inFlight: number
-  /** Of `queued`, those waiting out a retry delay. */
-  retrying: number
-  sent: number
-  /** Retry attempts made (one record may count several). */
-  retried: number
-  failed: number
-  dropped: number
-  droppedByReason: { queue_full: number; redacted: number; closed: number }
-}
-
-export interface TransportHooks {
-  onSent(meta: RecordMeta, status: number): void
-  onFailed(error: TransportError, meta: RecordMeta): void
-  onRetry(error: TransportError, meta: RecordMeta, delayMs: number): void
-  onDrained(): void
-}
-
-export interface TransportOptions {
-  baseUrl: string
-  maxQueueSize: number
-  concurrency: number
-  timeoutMs: number
-  retry: RetryOptions
-  dispatcher?: Dispatcher | undefined
-  userAgent: string
-  /** Values never quoted in an error (the tracking key): a service page may echo the request URL. */
-  secrets?: readonly string[]
-}
+export type { RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
 
 /**
- * Delivers records off the hot path: a bounded queue, at most `concurrency` requests in
- * flight over keep-alive connections, retries with backoff, and a global gate that holds
- * every request while the service is unreachable or rate-limiting (429 + Retry-After), so
- * a down service costs one probe per backoff step, not one failed request per record.
+ * Delivers records off the hot path: a bounded queue of per-conversation lanes, at most
+ * `concurrency` requests in flight over keep-alive connections, retries with backoff, and a
+ * global gate (see {@link Gate}) while the service is unreachable or rate-limiting.
  */
 export class Transport {
-  /**
-   * Records waiting, one FIFO lane per conversation (else per user): its records go out in
-   * order, one at a time (the service orders a transcript by arrival), while different
-   * conversations go in parallel.
-   */
-  private readonly lanes = new Map<string, Pending[]>()
-  /** Lanes with a record to send and none in flight or waiting out a retry, in turn order. */
-  private readonly runnable: string[] = []
-  private runHead = 0
-  /** Lanes whose record came back from a failed attempt: served before the others. */
-  private readonly returning: string[] = []
-  /** Lanes with a record in flight or waiting out a retry. */
-  private readonly busy = new Set<string>()
-  private waiting = 0
+  private readonly lanes = new Lanes()
+  private readonly gate = new Gate()
+  private readonly deadlines: Deadlines
   private anonymous = 0
   private inFlight = 0
   private retrying = 0
   private pumpScheduled = false
-  private gateUntil = 0
-  private gateTimer: NodeJS.Timeout | undefined
-  private connectFailures = 0
-  /** Bumped each time the gate closes: failures of requests sent in an earlier round are that round's, not new ones. */
-  private gateRound = 0
-  /** Half-open after the gate: one request probes the service before the rest follow. */
-  private probing = false
   private readonly waiters = new Set<() => void>()
   private readonly retryTimers = new Map<NodeJS.Timeout, Pending>()
-  /** In-flight requests and their absolute deadlines, checked by one sweeper timer. */
-  private readonly deadlines = new Set<RequestDeadline>()
-  private readonly spareDeadlines: RequestDeadline[] = []
-  private sweeper: NodeJS.Timeout | undefined
   private destroyed = false
   private readonly dispatcher: Dispatcher
   private readonly ownsDispatcher: boolean
@@ -133,6 +54,7 @@ export class Transport {
     this.origin = url.origin
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
+    this.deadlines = new Deadlines(opts.timeoutMs)
     this.ownsDispatcher = !opts.dispatcher
     this.dispatcher =
       opts.dispatcher ?? new Pool(this.origin, { connections: opts.concurrency, keepAliveTimeout: 30_000 })
@@ -141,7 +63,7 @@ export class Transport {
 
   /** Records handed over and not yet delivered or failed. */
   get pending(): number {
-    return this.waiting + this.retrying + this.inFlight
+    return this.lanes.waiting + this.retrying + this.inFlight
   }
 
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
@@ -155,7 +77,7 @@ export class Transport {
     // Every field up front: one object shape for every record.
     const key = meta.conversation ?? meta.userId
     const lane = key === undefined ? `#${this.anonymous++}` : `${meta.platform}:${key}`
-    this.toLane({
+    this.lanes.push({
       platform: meta.platform,
       type: meta.type,
       userId: meta.userId,
@@ -171,7 +93,7 @@ export class Transport {
 
   stats(): TransportStats {
     return {
-      queued: this.waiting + this.retrying,
+      queued: this.lanes.waiting + this.retrying,
       inFlight: this.inFlight,
       retrying: this.retrying,
       sent: this.counters.sent,
@@ -215,19 +137,12 @@ export class Transport {
    */
   async destroy(): Promise<RecordMeta[]> {
     this.destroyed = true
-    const left: RecordMeta[] = [...[...this.lanes.values()].flat(), ...this.retryTimers.values()]
+    const left: RecordMeta[] = [...this.lanes.clear(), ...this.retryTimers.values()]
     for (const t of this.retryTimers.keys()) clearTimeout(t)
     this.retryTimers.clear()
     this.retrying = 0
-    this.lanes.clear()
-    this.runnable.length = 0
-    this.runHead = 0
-    this.returning.length = 0
-    this.busy.clear()
-    this.waiting = 0
-    if (this.gateTimer) clearTimeout(this.gateTimer)
-    if (this.sweeper) clearInterval(this.sweeper)
-    this.sweeper = undefined
+    this.gate.stop()
+    this.deadlines.stop()
     this.counters.failed += left.length
     if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
     // Requests cut by the teardown settle (as failed) before close() reports.
@@ -235,55 +150,9 @@ export class Transport {
     return left
   }
 
-  /**
-   * The absolute per-request deadline (connect to last byte). One sweeper timer checks every
-   * in-flight request, and the abort handle is an EventEmitter (which undici accepts as
-   * `signal`): on Node 20 a per-request `AbortSignal` costs 35–40 % of delivery throughput and
-   * `AbortSignal.timeout` more (measured in bench/).
-   */
-  private startDeadline(): RequestDeadline {
-    // Handles are reused: undici removes its listener when the request settles.
-    const deadline = this.spareDeadlines.pop() ?? new RequestDeadline()
-    deadline.at = Date.now() + this.opts.timeoutMs
-    deadline.timedOut = false
-    this.deadlines.add(deadline)
-    if (!this.sweeper) {
-      const every = Math.max(10, Math.min(250, Math.floor(this.opts.timeoutMs / 4)))
-      this.sweeper = setInterval(() => {
-        const now = Date.now()
-        for (const d of this.deadlines) {
-          if (d.at > now) continue
-          this.deadlines.delete(d)
-          d.timedOut = true
-          d.emit('abort')
-        }
-        if (this.deadlines.size === 0 && this.sweeper) {
-          clearInterval(this.sweeper)
-          this.sweeper = undefined
-        }
-      }, every)
-      this.sweeper.unref()
-    }
-    return deadline
-  }
-
-  /** The service's own text, quoted in errors, without the tracking key in any spelling. */
-  private scrub(text: string): string {
-    let out = text.replace(/([?&]apiKey=)[^&\s"'<>]*/g, '$1***')
-    for (const secret of this.opts.secrets ?? []) {
-      for (const form of new Set([
-        secret,
-        encodeURIComponent(secret),
-        new URLSearchParams({ k: secret }).toString().slice(2),
-      ]))
-        if (form) out = out.split(form).join('***')
-    }
-    return out
-  }
-
   private refTimers(ref: boolean): void {
     for (const t of this.retryTimers.keys()) ref ? t.ref() : t.unref()
-    if (this.gateTimer) ref ? this.gateTimer.ref() : this.gateTimer.unref()
+    this.gate.ref(ref)
   }
 
   private schedulePump(): void {
@@ -295,80 +164,26 @@ export class Transport {
     })
   }
 
+  private readonly wake = (): void => this.pump()
+
   private pump(): void {
     if (this.destroyed) return
-    const now = Date.now()
-    if (this.gateUntil > now) {
-      if (!this.gateTimer) {
-        this.gateTimer = setTimeout(() => {
-          this.gateTimer = undefined
-          this.pump()
-        }, this.gateUntil - now)
-        if (this.waiters.size === 0) this.gateTimer.unref()
-      }
-      return
-    }
-    const limit = this.probing ? 1 : this.opts.concurrency
+    if (this.gate.holds(Date.now(), this.wake, this.waiters.size > 0)) return
+    const limit = this.gate.probing ? 1 : this.opts.concurrency
     while (this.inFlight < limit) {
-      const key = this.returning.shift() ?? this.runnable[this.runHead++]
-      if (key === undefined) break
-      const lane = this.lanes.get(key) as Pending[]
-      const next = lane.shift() as Pending
-      if (lane.length === 0) this.lanes.delete(key)
-      this.waiting--
-      this.busy.add(key)
+      const next = this.lanes.next()
+      if (next === undefined) break
       void this.send(next)
-    }
-    if (this.runHead >= this.runnable.length) {
-      this.runnable.length = 0
-      this.runHead = 0
-    } else if (this.runHead > 1024 && this.runHead * 2 > this.runnable.length) {
-      this.runnable.splice(0, this.runHead)
-      this.runHead = 0
-    }
-  }
-
-  /** Queues a new record at the end of its lane; a lane that was empty and idle becomes runnable. */
-  private toLane(rec: Pending): void {
-    let lane = this.lanes.get(rec.lane)
-    if (!lane) {
-      lane = []
-      this.lanes.set(rec.lane, lane)
-      if (!this.busy.has(rec.lane)) this.runnable.push(rec.lane)
-    }
-    lane.push(rec)
-    this.waiting++
-  }
-
-  /**
-   * A lane's record is done: sent or failed for good (the lane's next record may go), or back
-   * for another attempt (first in its lane, and its lane served first). A busy lane is in
-   * neither list, so it is listed exactly once here.
-   */
-  private release(rec: Pending, back: boolean): void {
-    this.busy.delete(rec.lane)
-    if (back) {
-      let lane = this.lanes.get(rec.lane)
-      if (!lane) {
-        lane = []
-        this.lanes.set(rec.lane, lane)
-      }
-      lane.unshift(rec)
-      this.waiting++
-      this.returning.push(rec.lane)
-    } else if (this.lanes.has(rec.lane)) {
-      this.runnable.push(rec.lane)
     }
   }
 
   private async send(rec: Pending): Promise<void> {
     this.inFlight++
     rec.attempts++
-    rec.round = this.gateRound
-    const deadline = this.startDeadline()
-    let outcome:
-      | { ok: true; status: number }
-      | { ok: false; error: unknown; status?: number; retryAfterMs?: number; body?: string }
+    rec.round = this.gate.round
+    const deadline = this.deadlines.start()
+    let status = 0
+    let failure: AttemptFailure | undefined
     try {
       const res = await this.dispatcher.request({
         origin: this.origin,
@@ -378,52 +193,49 @@ export class Transport {
         body: rec.body,
         signal: deadline,
       })
-      if (res.statusCode >= 200 && res.statusCode < 300) {
+      status = res.statusCode
+      if (status >= 200 && status < 300) {
         await res.body.dump()
-        outcome = { ok: true, status: res.statusCode }
       } else {
         const text = await res.body.text().catch(() => '')
-        outcome = {
-          ok: false,
-          status: res.statusCode,
+        failure = {
+          status,
           error: undefined,
           retryAfterMs: parseRetryAfter(res.headers['retry-after']),
-          body: this.scrub(text.slice(0, 500)),
+          body: scrub(text.slice(0, 500), this.opts.secrets),
         }
       }
     } catch (error) {
-      const timeout = new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')
-      outcome = { ok: false, error: deadline.timedOut ? timeout : error }
+      failure = {
+        error: deadline.timedOut
+          ? new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')
+          : error,
+      }
     }
-    this.deadlines.delete(deadline)
-    if (!deadline.timedOut && deadline.listenerCount('abort') === 0) this.spareDeadlines.push(deadline)
+    this.deadlines.settle(deadline)
     this.inFlight--
-    if (outcome.ok) {
-      this.connectFailures = 0
-      this.probing = false
+    if (failure === undefined) {
+      this.gate.opened()
       this.counters.sent++
-      this.release(rec, false)
-      this.hooks.onSent(rec, outcome.status)
+      this.lanes.release(rec, false)
+      this.hooks.onSent(rec, status)
     } else {
-      this.handleFailure(rec, outcome)
+      this.handleFailure(rec, failure)
     }
     this.afterSettle()
   }
 
-  private handleFailure(
-    rec: Pending,
-    f: { error: unknown; status?: number; retryAfterMs?: number; body?: string },
-  ): void {
+  private handleFailure(rec: Pending, f: AttemptFailure): void {
     const { status } = f
     const connect = status === undefined && isConnectError(f.error)
     if (connect)
       rec.attempts-- // never reached the service: costs no attempt, only waiting
-    else this.connectFailures = 0
-    if (!connect && status !== 429) this.probing = false // the service answers: open up
+    else this.gate.connectFailures = 0
+    if (!connect && status !== 429) this.gate.probing = false // the service answers: open up
     const retryable = status === undefined || isRetryableStatus(status)
     if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
       this.counters.failed++
-      this.release(rec, false)
+      this.lanes.release(rec, false)
       this.hooks.onFailed(this.toError(f, rec.attempts, retryable), rec)
       return
     }
@@ -433,17 +245,15 @@ export class Transport {
       // let one probe through. The other requests of the same round failing too is one event,
       // not one backoff step each.
       const now = Date.now()
-      if (rec.round === this.gateRound) {
+      if (rec.round === this.gate.round) {
         const wait =
           status === 429 && f.retryAfterMs !== undefined
             ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
-            : backoffDelay(connect ? ++this.connectFailures : rec.attempts, this.retry)
-        this.gateRound++
-        this.gateUntil = Math.max(this.gateUntil, now + wait)
-        this.probing = true
+            : backoffDelay(connect ? ++this.gate.connectFailures : rec.attempts, this.retry)
+        this.gate.close(now, wait)
       }
-      this.release(rec, true)
-      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, Math.max(0, this.gateUntil - now))
+      this.lanes.release(rec, true)
+      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, Math.max(0, this.gate.until - now))
       return
     }
     const delay = backoffDelay(rec.attempts, this.retry)
@@ -451,7 +261,7 @@ export class Transport {
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer)
       this.retrying--
-      this.release(rec, true)
+      this.lanes.release(rec, true)
       this.pump()
     }, delay)
     if (this.waiters.size === 0) timer.unref()
@@ -459,34 +269,8 @@ export class Transport {
     this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, delay)
   }
 
-  private toError(
-    f: { error: unknown; status?: number; body?: string },
-    attempts: number,
-    retryable: boolean,
-  ): TransportError {
-    if (f.status !== undefined) {
-      const what = retryable
-        ? `gave up after ${attempts} attempts`
-        : 'not retried (client error: fix the record or the key)'
-      return new TransportError(
-        `http_${f.status}`,
-        `tracking service answered ${f.status}; ${what}${f.body ? `: ${f.body}` : ''}`,
-        f.status,
-        attempts,
-      )
-    }
-    const err = f.error as { name?: string; code?: string; message?: string } | undefined
-    const timeout = err?.name === 'TimeoutError' || err?.name === 'AbortError'
-    const reason = timeout
-      ? `no answer within ${this.opts.timeoutMs} ms`
-      : (err?.code ?? err?.message ?? 'network error')
-    return new TransportError(
-      timeout ? 'timeout' : 'network',
-      `tracking service unreachable (${reason}); ${attempts} attempts`,
-      undefined,
-      attempts,
-      f.error,
-    )
+  private toError(f: AttemptFailure, attempts: number, retryable: boolean): TransportError {
+    return toTransportError(f, attempts, retryable, this.opts.timeoutMs)
   }
 
   private afterSettle(): void {

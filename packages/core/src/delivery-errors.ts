@@ -1,0 +1,53 @@
+import { TransportError } from './errors'
+
+/** How one attempt failed: the service's answer, or the network error. */
+export interface AttemptFailure {
+  error: unknown
+  status?: number
+  retryAfterMs?: number
+  body?: string
+}
+
+/** The service's own text, quoted in errors, without the tracking key in any spelling. */
+export function scrub(text: string, secrets: readonly string[] = []): string {
+  let out = text.replace(/([?&]apiKey=)[^&\s"'<>]*/g, '$1***')
+  for (const secret of secrets) {
+    for (const form of new Set([
+      secret,
+      encodeURIComponent(secret),
+      new URLSearchParams({ k: secret }).toString().slice(2),
+    ]))
+      if (form) out = out.split(form).join('***')
+  }
+  return out
+}
+
+/** The error reported for a failed attempt (built only when someone reads it). */
+export function toTransportError(
+  f: AttemptFailure,
+  attempts: number,
+  retryable: boolean,
+  timeoutMs: number,
+): TransportError {
+  if (f.status !== undefined) {
+    const what = retryable
+      ? `gave up after ${attempts} attempts`
+      : 'not retried (client error: fix the record or the key)'
+    return new TransportError(
+      `http_${f.status}`,
+      `tracking service answered ${f.status}; ${what}${f.body ? `: ${f.body}` : ''}`,
+      f.status,
+      attempts,
+    )
+  }
+  const err = f.error as { name?: string; code?: string; message?: string } | undefined
+  const timeout = err?.name === 'TimeoutError' || err?.name === 'AbortError'
+  const reason = timeout ? `no answer within ${timeoutMs} ms` : (err?.code ?? err?.message ?? 'network error')
+  return new TransportError(
+    timeout ? 'timeout' : 'network',
+    `tracking service unreachable (${reason}); ${attempts} attempts`,
+    undefined,
+    attempts,
+    f.error,
+  )
+}

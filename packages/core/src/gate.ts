@@ -1,0 +1,54 @@
+/**
+ * The global gate: holds every request while the service is unreachable or rate-limiting
+ * (429 + Retry-After), then lets one probe through (half-open) before the rest follow, so a
+ * down service costs one probe per backoff step, not one failed request per record.
+ */
+export class Gate {
+  /** Closed until this time (ms since epoch). */
+  until = 0
+  /** Bumped each time the gate closes: failures of requests sent in an earlier round are that round's, not new ones. */
+  round = 0
+  /** Half-open after the gate: one request probes the service before the rest follow. */
+  probing = false
+  /** Consecutive connect failures: the backoff step of the next closing. */
+  connectFailures = 0
+  private timer: NodeJS.Timeout | undefined
+
+  /**
+   * True while the gate is closed at `now`; then `wake` runs once when it reopens (the timer
+   * keeps the process alive only when `keepAlive`).
+   */
+  holds(now: number, wake: () => void, keepAlive: boolean): boolean {
+    if (this.until <= now) return false
+    if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined
+        wake()
+      }, this.until - now)
+      if (!keepAlive) this.timer.unref()
+    }
+    return true
+  }
+
+  /** Closes the gate for `waitMs` from `now` (a new round) and probes when it reopens. */
+  close(now: number, waitMs: number): void {
+    this.round++
+    this.until = Math.max(this.until, now + waitMs)
+    this.probing = true
+  }
+
+  /** The service answered: open up fully. */
+  opened(): void {
+    this.connectFailures = 0
+    this.probing = false
+  }
+
+  ref(ref: boolean): void {
+    if (this.timer) ref ? this.timer.ref() : this.timer.unref()
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+}

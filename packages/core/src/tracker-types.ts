@@ -1,0 +1,229 @@
+import type { Dispatcher } from 'undici'
+import type { ConvotrackError, DropReason } from './errors'
+import type { PauseStore } from './pause/store'
+import type { RetryOptions } from './retry'
+import type { TurnState } from './scope'
+import type { TransportStats } from './transport-types'
+import type {
+  AlexaRequestEnvelope,
+  AlexaResponseEnvelope,
+  ApiVersion,
+  Intent,
+  JsonObject,
+  KikIncomingMessage,
+  KikOutgoingMessage,
+  KikRecord,
+  MessengerSendRequest,
+  MessengerSendResponse,
+  MessengerWebhookBody,
+  Platform,
+  RecordType,
+  SlackRecord,
+  TrackedEvent,
+  TwitterDmPayload,
+  UniversalMessage,
+} from './types'
+
+/** Public types of the tracker: options, events, results and the {@link Tracker} interface. */
+
+/** Version of this package, sent in the User-Agent. */
+export const VERSION = '0.1.0'
+
+/** Where records go when no `baseUrl` or `CONVOTRACK_URL` is given: the local collector's default address. */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787'
+
+/** What the ignore list, `redact` and `onError` learn about a record. */
+export interface RecordInfo {
+  platform: Platform
+  type: RecordType
+  userId: string | undefined
+}
+
+/** A record after serialization, as handed to a custom sink (see {@link Tracker.useSink}). */
+export interface SerializedRecord extends RecordInfo {
+  v: ApiVersion
+  /** The JSON body exactly as it would be posted. */
+  body: string
+}
+
+/** Options of {@link createTracker}. */
+export interface TrackerOptions {
+  /** The bot's tracking key. Default: `process.env.CONVOTRACK_API_KEY`. Never logged. */
+  apiKey?: string
+  /** The service's base address; records go to `{baseUrl}/track`. Default: `process.env.CONVOTRACK_URL`, else `http://127.0.0.1:8787`. */
+  baseUrl?: string
+  /** `v` query value. Default `11.1.0-rest`; `10.1.1-rest` for third-party imports. */
+  v?: ApiVersion
+  /** Most records held (queued + retrying + in flight); beyond, new records are dropped and reported. Default 10 000. */
+  maxQueueSize?: number
+  /** Requests in flight at once (keep-alive connections); needs ≥ records/s × service latency in s. Default 16. */
+  concurrency?: number
+  /** Absolute deadline of one request, connect to last byte, in ms. Default 10 000. */
+  timeoutMs?: number
+  /** Retry policy: attempts, backoff, Retry-After cap. */
+  retry?: RetryOptions
+  /** An undici dispatcher to send through (a proxy agent, a MockAgent in tests). Default: a keep-alive pool. */
+  dispatcher?: Dispatcher
+  /** Keep platform secrets (messenger `qs.access_token`, kik `apiKey`, slack `token`, Alexa tokens) in records. Default false. */
+  sendPlatformCredentials?: boolean
+  /** Users whose records are not sent: a list of ids or a predicate. */
+  ignoreUserIds?: readonly string[] | ((userId: string, info: RecordInfo) => boolean)
+  /** Rewrites a record before it leaves the process (it gets a private copy), or returns null to drop it (counted, reason `redacted`). */
+  redact?: (body: JsonObject, info: RecordInfo) => JsonObject | null | undefined
+  /** Called for every problem: invalid records in middleware, failed deliveries, drops. Default: a rate-limited warning on the logger. */
+  onError?: (error: ConvotrackError, record?: RecordInfo & { body?: string }) => void
+  /** Log each record (API key masked) and each delivery. */
+  debug?: boolean
+  /** Where `debug` and the default `onError` write. Default `console`. */
+  logger?: Pick<Console, 'log' | 'warn'>
+  /** Pause state. Default: a {@link MemoryPauseStore}. */
+  pauses?: PauseStore
+  /** Messenger incoming: `'user'` (default) leaves out echoes and delivery/read receipts; `'all'` keeps them. */
+  messengerEvents?: 'user' | 'all'
+}
+
+/** Per-call options of every tracking call. */
+export interface CallOptions {
+  /** Intent of this record (wins over the turn's). */
+  intent?: Intent
+  /** Incoming: mark this message NotHandled. */
+  notHandled?: boolean
+  /** User metadata for this record (`platformUserJson` / `serviceUser`). */
+  userMetadata?: JsonObject
+  /** `v` for this record. */
+  v?: ApiVersion
+  /** `false`: don't apply the turn's NotHandled / outgoing intent to this record (its own or `intent` still apply). Default true. */
+  turnIntent?: boolean
+}
+
+/** Options of {@link Tracker.logEvent}. */
+export interface EventOptions {
+  /** `platform` query value; events share one body shape on every platform. Default `generic`. */
+  platform?: Platform
+  v?: ApiVersion
+}
+
+/** Result of {@link Tracker.flush}. */
+export interface FlushResult {
+  /** True when nothing is pending and no record failed or was dropped since the previous flush. */
+  delivered: boolean
+  pending: number
+  sent: number
+  failed: number
+  dropped: number
+}
+
+/** Snapshot of the tracker's counters. */
+export interface TrackerStats extends TransportStats {
+  /** Records not sent on purpose: the ignore list, or nothing left to send (Messenger echoes and receipts, the bot's own DMs). */
+  ignored: number
+  /** Records rejected as invalid at the call. */
+  invalid: number
+}
+
+/** Events of the tracker's emitter. */
+export interface TrackerEvents {
+  /** A problem (same as `onError`). */
+  error: [error: ConvotrackError, record: (RecordInfo & { body?: string }) | undefined]
+  /** A record was delivered. */
+  sent: [record: RecordInfo & { body: string }, status: number]
+  /** A record was dropped. */
+  dropped: [reason: DropReason, record: RecordInfo]
+  /** A delivery attempt failed and will be retried after `delayMs`. */
+  retry: [error: ConvotrackError, record: RecordInfo, delayMs: number]
+  /** Nothing is pending any more. */
+  drained: []
+}
+
+/** Incoming and outgoing calls of a universal-shaped platform. */
+export interface UniversalChannel {
+  /** Tracks a message from the user. Throws {@link InvalidRecordError} for a bad record. */
+  logIncoming(message: UniversalMessage, options?: CallOptions): boolean
+  /** Tracks a message from the bot. */
+  logOutgoing(message: UniversalMessage, options?: CallOptions): boolean
+}
+
+/**
+ * The tracker: one per bot. Every tracking call validates and snapshots the record
+ * synchronously and returns; delivery happens in the background.
+ */
+export interface Tracker {
+  /** Any interface: the universal shape. */
+  readonly universal: UniversalChannel
+  /** Text messaging: the universal shape with `platform=sms`. */
+  readonly sms: UniversalChannel
+  /** The universal shape with `platform=generic`. */
+  readonly generic: UniversalChannel
+  /** Short-post DMs: the platform's DM payload; `text`, `userId`, `buttons` pulled to the top. */
+  readonly twitter: {
+    logIncoming(payload: TwitterDmPayload, options?: CallOptions): boolean
+    logOutgoing(payload: TwitterDmPayload, options?: CallOptions): boolean
+  }
+  /** Social messenger: the webhook body, and the Send API request with its response. */
+  readonly messenger: {
+    logIncoming(body: MessengerWebhookBody, options?: CallOptions): boolean
+    logOutgoing(request: MessengerSendRequest, responseBody?: MessengerSendResponse, options?: CallOptions): boolean
+  }
+  /** Team chat records. */
+  readonly slack: {
+    logIncoming(record: SlackRecord, options?: CallOptions): boolean
+    logOutgoing(record: SlackRecord, options?: CallOptions): boolean
+  }
+  /** Mobile chat records. */
+  readonly kik: {
+    logIncoming(record: KikRecord<KikIncomingMessage>, options?: CallOptions): boolean
+    logOutgoing(record: KikRecord<KikOutgoingMessage>, options?: CallOptions): boolean
+  }
+  /** Voice assistant: the request envelope (+ Lambda context), and the response envelope. */
+  readonly alexa: {
+    logIncoming(event: AlexaRequestEnvelope, context?: unknown, options?: CallOptions): boolean
+    logOutgoing(
+      event: AlexaRequestEnvelope,
+      response: AlexaResponseEnvelope & { intent?: Intent },
+      options?: CallOptions,
+    ): boolean
+  }
+  /** Tracks a conversation event (custom, revenue, share, page launch, referral). */
+  logEvent(event: TrackedEvent, options?: EventOptions): boolean
+  /** Marks the current turn's incoming message NotHandled (call before `logIncoming`). */
+  setNotHandled(): void
+  /** Attaches an intent to the current turn's outgoing records. */
+  setOutgoingIntent(intent: Intent): void
+  /** Attaches the intent the bot understood to the current turn's incoming record (NotHandled wins). */
+  setIncomingIntent(intent: Intent): void
+  /** Sets user metadata (`platformUserJson`) for the current turn's records. */
+  setUserMetadata(metadata: JsonObject): void
+  /**
+   * Runs `fn` as one conversation turn: per-turn state set inside never leaks to other turns.
+   * Pass `state` (from {@link Tracker.currentTurn}) to re-enter a known turn later.
+   */
+  withTurn<T>(fn: () => T, state?: TurnState): T
+  /**
+   * The current turn's state, if a turn is active (for adapters). With `includeLoose`, also the
+   * state set outside any turn during the current synchronous run.
+   */
+  currentTurn(options?: { includeLoose?: boolean }): TurnState | undefined
+  /** Pause state, shared with the pause receiver. */
+  readonly pauses: PauseStore
+  /** Asks the pause store; a failing store is reported and counts as not paused (the bot keeps answering). */
+  isPaused(key: string | undefined): Promise<boolean>
+  /** Waits until everything handed over is delivered or failed, at most `timeoutMs` (default 10 000). Never rejects. */
+  flush(timeoutMs?: number): Promise<FlushResult>
+  /** Flushes (at most `timeoutMs`), frees sockets and refuses new records. */
+  close(timeoutMs?: number): Promise<FlushResult>
+  /** True after `close()`. */
+  readonly closed: boolean
+  /** Whether platform secrets are kept in records (`sendPlatformCredentials`), for adapters that build records themselves. */
+  readonly sendPlatformCredentials: boolean
+  /** Counter snapshot. */
+  stats(): TrackerStats
+  /** Reports a problem through `onError` and the `error` event (for adapters). */
+  reportError(error: unknown, record?: RecordInfo & { body?: string }): void
+  /** Sends serialized records somewhere other than the service (e.g. a log line), or back to the service with `undefined`. */
+  useSink(sink: ((record: SerializedRecord) => void) | undefined): void
+  /** Hands over an already-serialized record (a forwarded log line, an import) without re-serializing. */
+  trackSerialized(record: SerializedRecord): boolean
+  on<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
+  once<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
+  off<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
+}
