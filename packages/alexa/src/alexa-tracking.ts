@@ -156,7 +156,10 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     if (state.held && !state.held.ended) state.held.end()
     else trackIncoming(state)
     // Not a skill request (a warm-up ping, a scheduled event): nothing more to track.
-    if (!isAlexaEvent(state.event)) state.outgoingTracked = true
+    if (!isAlexaEvent(state.event)) {
+      state.outgoingTracked = true
+      return
+    }
     const userMetadata = userMetadataOf(state)
     if (answer === undefined || state.outgoingTracked || state.paused) return
     state.outgoingTracked = true

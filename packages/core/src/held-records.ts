@@ -40,6 +40,8 @@ export interface HeldRecordsHost {
   abandon(count: number): void
   /** Something is held now (for the exit flush). */
   onHeld(): void
+  /** Nothing is held any more. */
+  onSettled(): void
 }
 
 interface Entry {
@@ -228,5 +230,6 @@ export class HeldRecords {
   private check(): void {
     if (this.size !== 0) return
     for (const w of [...this.waiters]) w()
+    this.host.onSettled()
   }
 }

@@ -24,6 +24,11 @@ export class Lanes {
   /** Records in lanes (not in flight, not waiting out a retry). */
   waiting = 0
 
+  /** Conversations (lanes) with a record waiting, in flight or waiting out a retry. */
+  get size(): number {
+    return this.byKey.size
+  }
+
   /** Queues a new record at the end of its lane; a lane that was empty and idle becomes ready. */
   push(rec: Pending): void {
     let lane = this.byKey.get(rec.lane)
@@ -52,7 +57,8 @@ export class Lanes {
    * neither queue, so it is queued exactly once here.
    */
   release(rec: Pending, back: boolean): void {
-    const lane = this.byKey.get(rec.lane) as Lane
+    const lane = this.byKey.get(rec.lane)
+    if (!lane) return // cleared by a teardown while the record was in flight
     lane.busy = false
     if (back) {
       lane.records.unshift(rec)

@@ -6,13 +6,15 @@ import {
   DroppedRecordError,
   type DropReason,
   InvalidRecordError,
-  TrackerClosedError,
   type TransportError,
 } from './errors'
+import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './exit-flush'
+import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
 import { info, LossCount, maskApiKey } from './loss-report'
 import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
+import { describeUndelivered } from './pending-report'
 import { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
 import { serializeEvent } from './platforms/events'
 import { TurnScope, type TurnState } from './scope'
@@ -59,6 +61,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly warnings: WarnLimiter
   private sink: ((record: SerializedRecord) => void) | undefined
   private isClosed = false
+  /** After close()'s flush: records are dropped (`closed`), not sent. */
+  private refusing = false
+  private readonly held: HeldRecords
+  private readonly exitFlushMs: number
+  private watchingExit = false
   private ignored = 0
   private invalid = 0
   private readonly loss = new LossCount()
@@ -80,6 +87,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
         `baseUrl must be an http(s) URL such as ${DEFAULT_BASE_URL} (got ${JSON.stringify(baseUrl)})`,
       )
     }
+    this.exitFlushMs = exitFlushMs(opts.flushOnExit)
+    if (Number.isNaN(this.exitFlushMs))
+      throw new ConfigError(
+        `flushOnExit must be true, false or a number of ms ≥ 0 (got ${JSON.stringify(opts.flushOnExit)})`,
+      )
     this.v = opts.v ?? '11.1.0-rest'
     this.logger = opts.logger ?? console
     this.warnings = new WarnLimiter(this.logger)
@@ -116,9 +128,24 @@ class TrackerImpl extends EventEmitter implements Tracker {
             this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
           this.safeEmit('retry', error, info(meta, false), delay)
         },
-        onDrained: () => this.safeEmit('drained'),
+        onDrained: () => {
+          this.unwatchExitIfIdle()
+          this.safeEmit('drained')
+        },
       },
     )
+    this.held = new HeldRecords({
+      inTurn: (state, fn) => (state ? this.scope.run(fn, state) : fn()),
+      report: (error) => this.reportError(error),
+      abandon: (count) => {
+        const c = this.transport.counters
+        c.dropped += count
+        c.droppedByReason.closed += count
+        this.loss.add(count)
+      },
+      onHeld: () => this.watchExit(),
+      onSettled: () => this.unwatchExitIfIdle(),
+    })
     const channels = buildChannels((platform, type, o, serialize, a, b) =>
       this.track(platform, type, o, serialize, a, b),
     )
@@ -176,6 +203,18 @@ class TrackerImpl extends EventEmitter implements Tracker {
     return options?.includeLoose ? this.scope.readable() : this.scope.active()
   }
 
+  holdTurn(state?: TurnState): HeldTurn {
+    return this.held.open(state ?? this.scope.active())
+  }
+
+  heldTurn(): HeldTurn | undefined {
+    return this.held.of(this.scope.active())
+  }
+
+  holdWork(work: PromiseLike<unknown>): void {
+    this.held.add(work)
+  }
+
   async isPaused(key: string | undefined): Promise<boolean> {
     if (!key) return false
     try {
@@ -195,11 +234,15 @@ class TrackerImpl extends EventEmitter implements Tracker {
   async flush(timeoutMs = 10_000): Promise<FlushResult> {
     const lossBefore = this.loss.takeSinceFlush()
     const totalAtStart = this.loss.total
-    const drained = await this.transport.drain(timeoutMs)
+    const started = Date.now()
+    // Held records first (they become queued records), then delivery, within one timeout.
+    const settled = await this.held.settled(timeoutMs)
+    const drained = await this.transport.drain(Math.max(0, timeoutMs - (Date.now() - started)))
     const s = this.transport.stats()
     return {
-      delivered: drained && lossBefore === 0 && this.loss.total === totalAtStart,
+      delivered: settled && drained && lossBefore === 0 && this.loss.total === totalAtStart,
       pending: this.transport.pending,
+      held: this.held.size,
       sent: s.sent,
       failed: s.failed,
       dropped: s.dropped,
@@ -207,24 +250,31 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   async close(timeoutMs = 10_000): Promise<FlushResult> {
+    // Records held by adapters and records logged while close() waits still go out; after the
+    // flush, new records are dropped (`closed`).
     this.isClosed = true
     const flushed = await this.flush(timeoutMs)
+    this.refusing = true
     const lossBefore = this.loss.total
+    const facts = this.undelivered()
+    const heldAtDeadline = this.held.abandonAll()
     const abandoned = await this.transport.destroy()
-    if (abandoned.length > 0) {
+    exitWatch.unwatch(this.exitHook)
+    if (abandoned.length > 0 || heldAtDeadline > 0) {
       this.loss.add(abandoned.length)
       this.reportError(
         new ConvotrackError(
           'closed_with_pending',
-          `closed with ${abandoned.length} records undelivered after waiting ${timeoutMs} ms`,
+          `closed with ${describeUndelivered(facts)} after waiting ${timeoutMs} ms`,
         ),
-        info(abandoned[0] as RecordMeta, true),
+        abandoned.length > 0 ? info(abandoned[0] as RecordMeta, true) : undefined,
       )
     }
     const s = this.transport.stats()
     return {
       delivered: flushed.delivered && this.loss.total === lossBefore,
       pending: this.transport.pending,
+      held: heldAtDeadline + this.held.pendingWork,
       sent: s.sent,
       failed: s.failed,
       dropped: s.dropped,
@@ -232,7 +282,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   stats(): TrackerStats {
-    return { ...this.transport.stats(), ignored: this.ignored, invalid: this.invalid }
+    return { ...this.transport.stats(), ignored: this.ignored, invalid: this.invalid, held: this.held.size }
   }
 
   reportError(error: unknown, record?: RecordInfo & { body?: string }): void {
@@ -254,7 +304,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   trackSerialized(record: SerializedRecord): boolean {
-    if (this.isClosed) throw new TrackerClosedError()
+    if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
     return this.enqueue(record.platform, record.type, record.v ?? this.v, record.userId, record.body)
   }
 
@@ -267,7 +317,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     a: A,
     b: B,
   ): boolean {
-    if (this.isClosed) throw new TrackerClosedError()
+    if (this.refusing) return this.refuse(platform, type, undefined)
     const turn = this.scope.readable()
     const ctx: SerializeContext = {
       sendPlatformCredentials: this.opts.sendPlatformCredentials,
@@ -346,7 +396,57 @@ class TrackerImpl extends EventEmitter implements Tracker {
       this.drop('queue_full', meta)
       return false
     }
+    if (!this.watchingExit) this.watchExit()
     return true
+  }
+
+  /** A record after close(): counted as dropped (`closed`) and reported, never thrown at the bot. */
+  private refuse(platform: Platform, type: RecordType, userId: string | undefined): false {
+    this.drop('closed', { platform, type, userId })
+    return false
+  }
+
+  /** What is still undelivered, in the terms of the loss report. */
+  private undelivered() {
+    return {
+      ...this.transport.pendingSummary(),
+      held: this.held.records,
+      queueFull: this.transport.counters.droppedByReason.queue_full,
+    }
+  }
+
+  /** The process end, as this tracker sees it (see exit-flush.ts). */
+  private readonly exitHook: ExitParticipant = {
+    pendingCount: () => this.transport.pending + this.held.size,
+    exitFlush: () => (this.exitFlushMs > 0 ? this.flush(this.exitFlushMs) : Promise.resolve()),
+    reportExitLoss: (cause: ExitCause) => this.reportExitLoss(cause),
+  }
+
+  private watchExit(): void {
+    if (this.watchingExit || this.refusing) return
+    this.watchingExit = true
+    exitWatch.watch(this.exitHook)
+  }
+
+  private unwatchExitIfIdle(): void {
+    if (!this.watchingExit || this.transport.pending > 0 || this.held.size > 0) return
+    this.watchingExit = false
+    exitWatch.unwatch(this.exitHook)
+  }
+
+  /** Said once, synchronously, as the process ends with records undelivered. */
+  private reportExitLoss(cause: ExitCause): void {
+    const facts = this.undelivered()
+    const how =
+      cause === 'exit'
+        ? 'process.exit() was called'
+        : this.exitFlushMs > 0
+          ? `the process is ending after waiting up to ${this.exitFlushMs} ms for delivery (flushOnExit)`
+          : 'the process is ending (flushOnExit is off)'
+    this.loss.add(facts.records + facts.held)
+    this.logger.warn(
+      `[convotrack] ${how} with ${describeUndelivered(facts)}. Call \`await tracker.close()\` before the process ends to deliver them.`,
+    )
   }
 
   private drop(reason: DropReason, meta: RecordInfo & { body?: string }): void {
@@ -358,7 +458,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
     const message =
       reason === 'queue_full'
         ? 'queue full: record dropped (the service is unreachable or slower than the bot; raise maxQueueSize or check the service)'
-        : `record dropped (${reason})`
+        : reason === 'closed'
+          ? 'the tracker is closed: record dropped (create a new tracker to track more records)'
+          : `record dropped (${reason})`
     this.lose(new DroppedRecordError(reason, message), meta, meta.body)
   }
 

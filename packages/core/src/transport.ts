@@ -12,7 +12,14 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from './retry'
-import type { Pending, RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
+import type {
+  Pending,
+  PendingSummary,
+  RecordMeta,
+  TransportHooks,
+  TransportOptions,
+  TransportStats,
+} from './transport-types'
 
 export type { RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
 
@@ -64,6 +71,16 @@ export class Transport {
   /** Records handed over and not yet delivered or failed. */
   get pending(): number {
     return this.lanes.waiting + this.retrying + this.inFlight
+  }
+
+  /** What is pending, for the loss report at close and at exit. */
+  pendingSummary(): PendingSummary {
+    return {
+      records: this.pending,
+      conversations: this.lanes.size,
+      retrying: this.retrying + (this.gate.until > Date.now() ? this.lanes.waiting : 0),
+      unreachable: this.gate.connectFailures > 0,
+    }
   }
 
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */

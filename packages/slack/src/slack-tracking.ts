@@ -207,7 +207,10 @@ class TrackedTurn implements SlackTurn {
     const { tracker, report } = this.deps
     const opts: CallOptions = { intent: intent ?? turn?.outgoingIntent, userMetadata: turn?.userMetadata }
     this.withTeam((base) => {
-      const record = { ...base, message: { type: 'message', text: message.text, channel: message.channel } } as SlackRecord
+      const record = {
+        ...base,
+        message: { type: 'message', text: message.text, channel: message.channel },
+      } as SlackRecord
       if (message.text === undefined) delete record.message.text
       attempt(report, () => tracker.slack.logOutgoing(record, opts))
     })
