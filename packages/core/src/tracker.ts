@@ -445,7 +445,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
           : 'the process is ending (flushOnExit is off)'
     this.loss.add(facts.records + facts.held)
     this.logger.warn(
-      `[convotrack] ${how} with ${describeUndelivered(facts)}. Call \`await tracker.close()\` before the process ends to deliver them.`,
+      `[convotrack] ${how} with ${describeUndelivered(facts)}. To wait for delivery, call \`await tracker.close()\` before the process ends.`,
     )
   }
 
