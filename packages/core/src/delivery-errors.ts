@@ -1,4 +1,4 @@
-import { TransportError } from './errors'
+import { RefusedRecordError, TransportError } from './errors'
 
 /** How one attempt failed: the service's answer, or the network error. */
 export interface AttemptFailure {
@@ -6,6 +6,8 @@ export interface AttemptFailure {
   status?: number
   retryAfterMs?: number
   body?: string
+  /** The request's deadline passed (the error is undici's abort). */
+  timedOut?: boolean
 }
 
 /** The service's own text, quoted in errors, without the tracking key in any spelling. */
@@ -41,7 +43,7 @@ export function toTransportError(
     )
   }
   const err = f.error as { name?: string; code?: string; message?: string } | undefined
-  const timeout = err?.name === 'TimeoutError' || err?.name === 'AbortError'
+  const timeout = f.timedOut === true || err?.name === 'TimeoutError' || err?.name === 'AbortError'
   const reason = timeout ? `no answer within ${timeoutMs} ms` : (err?.code ?? err?.message ?? 'network error')
   return new TransportError(
     timeout ? 'timeout' : 'network',
@@ -50,4 +52,14 @@ export function toTransportError(
     attempts,
     f.error,
   )
+}
+
+/** A record of a batch the service refused (validated as `POST /track` would): reported, not retried. */
+export function refusedRecordError(
+  e: { code?: string; message?: string; path?: string } | undefined,
+  attempts: number,
+): RefusedRecordError {
+  const code = typeof e?.code === 'string' && e.code ? e.code : 'refused'
+  const message = typeof e?.message === 'string' ? e.message : 'refused by the tracking service'
+  return new RefusedRecordError(code, message, typeof e?.path === 'string' ? e.path : '', attempts)
 }

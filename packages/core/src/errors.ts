@@ -41,12 +41,31 @@ export class TransportError extends ConvotrackError {
   }
 }
 
+/**
+ * A record of a batch the service refused (validated exactly as `POST /track` would): not
+ * retried, reported through `onError` and counted as failed. `code` is the service's own code.
+ *
+ * @example
+ * tracker.on('error', (e) => { if (e instanceof RefusedRecordError) console.log(e.code, e.path) })
+ */
+export class RefusedRecordError extends TransportError {
+  /** Dotted path of the offending field, as the service named it (may be empty). */
+  readonly path: string
+  constructor(code: string, message: string, path: string, attempts: number) {
+    super(code, `tracking service refused the record: ${message}`, 200, attempts)
+    this.path = path
+  }
+}
+
 /** A record not accepted because the queue was full, it was redacted away, or the tracker was closed. */
 export class DroppedRecordError extends ConvotrackError {
   readonly reason: DropReason
-  constructor(reason: DropReason, message: string) {
+  /** Records this report stands for: a full queue reports its drops in one summary per second. */
+  readonly count: number
+  constructor(reason: DropReason, message: string, count = 1) {
     super(`dropped_${reason}`, message)
     this.reason = reason
+    this.count = count
   }
 }
 

@@ -5,6 +5,7 @@ export {
   DroppedRecordError,
   type DropReason,
   InvalidRecordError,
+  RefusedRecordError,
   SignatureError,
   TrackerClosedError,
   TransportError,

@@ -55,10 +55,23 @@ export interface TrackerOptions {
   baseUrl?: string
   /** `v` query value. Default `11.1.0-rest`; `10.1.1-rest` for third-party imports. */
   v?: ApiVersion
-  /** Most records held (queued + retrying + in flight); beyond, new records are dropped and reported. Default 10 000. */
+  /**
+   * Most bytes of record bodies held (queued + retrying + in flight); beyond, new records are
+   * dropped (counted, reported in a summary) without being serialized. Default 64 MiB.
+   */
+  maxQueueBytes?: number
+  /** Optionally also a most records held. Default: no count limit (the bytes bound memory). */
   maxQueueSize?: number
-  /** Requests in flight at once (keep-alive connections); needs ≥ records/s × service latency in s. Default 16. */
+  /**
+   * Cap of the requests in flight. The number in flight adapts between a floor and this cap
+   * (grows while records wait and latency holds, halves on timeouts and 5xx). Default 256.
+   */
   concurrency?: number
+  /**
+   * Batches when the service advertises them (`Convotrack-Batch` on its `/track` answers);
+   * `false` forces one record per request. Default true.
+   */
+  batch?: boolean
   /** Absolute deadline of one request, connect to last byte, in ms. Default 10 000. */
   timeoutMs?: number
   /** Retry policy: attempts, backoff, Retry-After cap. */
@@ -135,6 +148,8 @@ export interface TrackerStats extends TransportStats {
   invalid: number
   /** Records adapters hold now (turn buffers plus unfinished work that will produce records). */
   held: number
+  /** True once the service advertised batches and records go in batches (see the `batch` option). */
+  batching: boolean
 }
 
 /** Events of the tracker's emitter. */

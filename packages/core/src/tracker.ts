@@ -11,7 +11,7 @@ import {
 import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './exit-flush'
 import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
-import { info, LossCount, maskApiKey } from './loss-report'
+import { DropSummary, info, LossCount, maskApiKey } from './loss-report'
 import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
 import { describeUndelivered } from './pending-report'
@@ -69,6 +69,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private ignored = 0
   private invalid = 0
   private readonly loss = new LossCount()
+  private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
+  /** Request paths by platform and type for the tracker's own `v` (no string building per call). */
+  private readonly paths = new Map<string, string>()
 
   constructor(private readonly opts: TrackerOptions) {
     super()
@@ -109,8 +112,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.transport = new Transport(
       {
         baseUrl,
-        maxQueueSize: opts.maxQueueSize ?? 10_000,
-        concurrency: opts.concurrency ?? 16,
+        apiKey,
+        maxQueueSize: opts.maxQueueSize,
+        maxQueueBytes: opts.maxQueueBytes ?? 64 * 1024 * 1024,
+        concurrency: opts.concurrency ?? 256,
+        batch: opts.batch !== false,
         timeoutMs: opts.timeoutMs ?? 10_000,
         retry: opts.retry ?? {},
         dispatcher: opts.dispatcher,
@@ -128,6 +134,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
             this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
           this.safeEmit('retry', error, info(meta, false), delay)
         },
+        wantsRetry: () => this.opts.debug === true || this.listenerCount('retry') > 0,
         onDrained: () => {
           this.unwatchExitIfIdle()
           this.safeEmit('drained')
@@ -232,6 +239,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   async flush(timeoutMs = 10_000): Promise<FlushResult> {
+    this.fullDrops.flush()
     const lossBefore = this.loss.takeSinceFlush()
     const totalAtStart = this.loss.total
     const started = Date.now()
@@ -282,7 +290,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   stats(): TrackerStats {
-    return { ...this.transport.stats(), ignored: this.ignored, invalid: this.invalid, held: this.held.size }
+    return {
+      ...this.transport.stats(),
+      ignored: this.ignored,
+      invalid: this.invalid,
+      batching: this.transport.batching,
+      held: this.held.size,
+    }
   }
 
   reportError(error: unknown, record?: RecordInfo & { body?: string }): void {
@@ -305,6 +319,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   trackSerialized(record: SerializedRecord): boolean {
     if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
+    if (!this.sink && this.transport.full) return this.dropFull(record.platform, record.type, record.userId)
     return this.enqueue(record.platform, record.type, record.v ?? this.v, record.userId, record.body)
   }
 
@@ -318,6 +333,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
     b: B,
   ): boolean {
     if (this.refusing) return this.refuse(platform, type, undefined)
+    // Full: the record is dropped before any work is spent on it.
+    if (!this.sink && this.transport.full) {
+      const userId = (a as { userId?: unknown } | undefined)?.userId
+      return this.dropFull(platform, type, typeof userId === 'string' ? userId : undefined)
+    }
     const turn = this.scope.readable()
     const ctx: SerializeContext = {
       sendPlatformCredentials: this.opts.sendPlatformCredentials,
@@ -353,10 +373,14 @@ class TrackerImpl extends EventEmitter implements Tracker {
       }
       let body: string
       try {
-        body = toWireJson(rec.body, `${platform} ${type}`)
-      } catch (error) {
-        this.invalid++
-        throw error
+        body = JSON.stringify(rec.body)
+      } catch {
+        try {
+          body = toWireJson(rec.body, `${platform} ${type}`) // names the field, or throws
+        } catch (error) {
+          this.invalid++
+          throw error
+        }
       }
       if (this.opts.redact) {
         const redacted = this.opts.redact(JSON.parse(body) as JsonObject, meta)
@@ -379,21 +403,14 @@ class TrackerImpl extends EventEmitter implements Tracker {
     body: string,
     conversation?: string,
   ): boolean {
-    const meta: RecordMeta = { platform, type, userId, body, conversation }
     if (this.sink) {
       this.sink({ platform, type, userId, v, body })
       return true
     }
-    const key = `${platform}|${type}|${v}`
-    let path = this.queryCache.get(key)
-    if (path === undefined) {
-      const q = new URLSearchParams({ platform, v, type, apiKey: this.apiKey }).toString()
-      path = this.transport.trackPath(q)
-      this.queryCache.set(key, path)
-    }
+    const path = this.path(platform, type, v)
     if (this.opts.debug) this.logger.log(`[convotrack] queued POST ${maskApiKey(path)} ${body}`)
-    if (!this.transport.enqueue(path, meta)) {
-      this.drop('queue_full', meta)
+    if (!this.transport.enqueue(path, v, { platform, type, userId, body, conversation })) {
+      this.dropFull(platform, type, userId)
       return false
     }
     if (!this.watchingExit) this.watchExit()
@@ -449,6 +466,38 @@ class TrackerImpl extends EventEmitter implements Tracker {
     )
   }
 
+  /** `/track?platform&v&type&apiKey`, built once per platform, type and `v`. */
+  private path(platform: Platform, type: RecordType, v: ApiVersion): string {
+    const cache = v === this.v ? this.paths : this.queryCache
+    const key = v === this.v ? platform + type : `${platform}|${type}|${v}`
+    let path = cache.get(key)
+    if (path === undefined) {
+      const q = new URLSearchParams({ platform, v, type, apiKey: this.apiKey }).toString()
+      path = this.transport.trackPath(q)
+      cache.set(key, path)
+    }
+    return path
+  }
+
+  /** A record the full queue refused: counted exactly, a `dropped` event, and a summary on `onError`. */
+  private dropFull(platform: Platform, type: RecordType, userId: string | undefined): false {
+    const c = this.transport.counters
+    c.dropped++
+    c.droppedByReason.queue_full++
+    this.loss.add()
+    if (this.listenerCount('dropped') > 0) this.safeEmit('dropped', 'queue_full', { platform, type, userId })
+    this.fullDrops.add(platform, type, userId)
+    return false
+  }
+
+  private reportFull(count: number, record: RecordInfo | undefined): void {
+    const message =
+      count === 1
+        ? 'queue full: record dropped (the service is unreachable or slower than the bot; raise maxQueueBytes or check the service)'
+        : `queue full: ${count} records dropped in the last second (the service is unreachable or slower than the bot; raise maxQueueBytes or check the service)`
+    this.reportError(new DroppedRecordError('queue_full', message, count), record)
+  }
+
   private drop(reason: DropReason, meta: RecordInfo & { body?: string }): void {
     const c = this.transport.counters
     c.dropped++
@@ -456,11 +505,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.safeEmit('dropped', reason, info(meta, false))
     if (reason === 'redacted') return // deliberate: counted, not an error
     const message =
-      reason === 'queue_full'
-        ? 'queue full: record dropped (the service is unreachable or slower than the bot; raise maxQueueSize or check the service)'
-        : reason === 'closed'
-          ? 'the tracker is closed: record dropped (create a new tracker to track more records)'
-          : `record dropped (${reason})`
+      reason === 'closed'
+        ? 'the tracker is closed: record dropped (create a new tracker to track more records)'
+        : `record dropped (${reason})`
     this.lose(new DroppedRecordError(reason, message), meta, meta.body)
   }
 

@@ -16,12 +16,28 @@ export interface RecordMeta {
 
 /** A record waiting to be delivered. */
 export interface Pending extends RecordMeta {
+  /** Path + query of its single-record request (`/track?platform&v&type&apiKey`). */
   path: string
-  attempts: number
-  /** The gate round the last attempt was sent in (see `Gate.round`). */
-  round: number
+  v: string
+  /** Idempotency key: stable across retries (header `Idempotency-Key`, or `idempotencyKey` in a batch). */
+  key: string
   /** Its ordering lane: the platform and conversation (else user), so they arrive in order. */
   lane: string
+  /** Bytes in a batch (0 until measured). */
+  bytes: number
+}
+
+/** One request: a single record, or a batch. Retried as a whole. */
+export interface Shipment {
+  records: Pending[]
+  batch: boolean
+  path: string
+  body: string
+  headers: Record<string, string>
+  attempts: number
+  /** The gate round it was last sent in (see `Gate.round`). */
+  round: number
+  sentAt: number
 }
 
 /** Counters of the transport; see `tracker.stats()`. */
@@ -44,13 +60,22 @@ export interface TransportHooks {
   onSent(meta: RecordMeta, status: number): void
   onFailed(error: TransportError, meta: RecordMeta): void
   onRetry(error: TransportError, meta: RecordMeta, delayMs: number): void
+  /** Whether anyone reads `onRetry` (errors are built only then). */
+  wantsRetry(): boolean
   onDrained(): void
 }
 
 export interface TransportOptions {
   baseUrl: string
-  maxQueueSize: number
+  apiKey: string
+  /** Most records held (queued, retrying, in flight); undefined: no count limit. */
+  maxQueueSize: number | undefined
+  /** Most bytes of record bodies held. */
+  maxQueueBytes: number
+  /** Cap of the adaptive concurrency limit. */
   concurrency: number
+  /** false: never batch, even when the service advertises it. */
+  batch: boolean
   timeoutMs: number
   retry: RetryOptions
   dispatcher?: Dispatcher | undefined

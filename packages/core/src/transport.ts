@@ -1,9 +1,14 @@
 import { type Dispatcher, Pool } from 'undici'
+import { type BatchLimits, batchBody, parseBatchHeader, parseBatchResults, recordBytes } from './batch-protocol'
 import { Deadlines } from './deadlines'
-import { type AttemptFailure, scrub, toTransportError } from './delivery-errors'
+import { type AttemptFailure, refusedRecordError, scrub, toTransportError } from './delivery-errors'
 import type { TransportError } from './errors'
+import { Fifo } from './fifo'
 import { Gate } from './gate'
+import { IdempotencyKeys } from './idempotency'
 import { Lanes } from './lanes'
+import { ConcurrencyLimiter } from './limiter'
+import { RatePacer } from './pacer'
 import {
   backoffDelay,
   DEFAULT_RETRY,
@@ -16,35 +21,67 @@ import type {
   Pending,
   PendingSummary,
   RecordMeta,
+  Shipment,
   TransportHooks,
   TransportOptions,
   TransportStats,
 } from './transport-types'
+import type { ApiVersion } from './types'
 
 export type { RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
 
+/** Floor and starting point of the adaptive concurrency limit. */
+const MIN_CONCURRENCY = 4
+const INITIAL_CONCURRENCY = 16
+/** Batches in flight at once: more only splits the backlog into smaller batches. */
+const BATCHES_IN_FLIGHT = 8
+/** Consecutive rate-limit answers (no success between) that mean "everything is refused": close the gate. */
+const LIMITED_RUN_GATES = 8
+/** Longest gate step while the service is unreachable: one cheap probe per second at most. */
+const GATE_MAX_MS = 1_000
+
 /**
- * Delivers records off the hot path: a bounded queue of per-conversation lanes, at most
- * `concurrency` requests in flight over keep-alive connections, retries with backoff, and a
- * global gate (see {@link Gate}) while the service is unreachable or rate-limiting.
+ * Delivers records off the hot path: per-conversation lanes bounded by bytes (and optionally a
+ * count), requests in flight up to an adaptive limit (see {@link ConcurrencyLimiter}) over
+ * keep-alive connections, pacing after rate limits (see {@link RatePacer}), retries with
+ * backoff, a global gate while the service is unreachable (see {@link Gate}), and batches when
+ * the service advertises them (`Convotrack-Batch`).
  */
 export class Transport {
   private readonly lanes = new Lanes()
+  /** Requests back for another attempt (the gate closed on them, or their retry delay passed). */
+  private readonly returned = new Fifo<Shipment>()
+  private returnedRecords = 0
   private readonly gate = new Gate()
+  private readonly limiter: ConcurrencyLimiter
+  private readonly pacer = new RatePacer()
   private readonly deadlines: Deadlines
+  private readonly keys = new IdempotencyKeys()
   private anonymous = 0
+  /** Records in flight, and requests in flight. */
   private inFlight = 0
+  private requests = 0
   private retrying = 0
+  private heldBytes = 0
   private pumpScheduled = false
+  private paceTimer: NodeJS.Timeout | undefined
+  private lastSuccessAt = 0
+  private limitedRun = 0
+  private batchLimits: BatchLimits | undefined
+  /** Batches may be used (`batch !== false`, and `/track/batch` never answered 404/405). */
+  private batchAllowed: boolean
   private readonly waiters = new Set<() => void>()
-  private readonly retryTimers = new Map<NodeJS.Timeout, Pending>()
+  private readonly retryTimers = new Map<NodeJS.Timeout, Shipment>()
   private destroyed = false
   private readonly dispatcher: Dispatcher
   private readonly ownsDispatcher: boolean
   private readonly origin: string
   private readonly basePath: string
+  private readonly batchPath: string
   private readonly retry: Required<RetryOptions>
-  private readonly headers: Record<string, string>
+  private readonly gateRetry: Required<RetryOptions>
+  private readonly userAgent: string
+  private readonly batchHeaders: Record<string, string>
   readonly counters = {
     sent: 0,
     retried: 0,
@@ -60,17 +97,41 @@ export class Transport {
     const url = new URL(opts.baseUrl)
     this.origin = url.origin
     this.basePath = url.pathname.replace(/\/+$/, '')
+    this.batchPath = `${this.basePath}/track/batch?${new URLSearchParams({ apiKey: opts.apiKey })}`
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
+    this.gateRetry = { ...this.retry, maxDelayMs: Math.min(this.retry.maxDelayMs, GATE_MAX_MS) }
     this.deadlines = new Deadlines(opts.timeoutMs)
+    const cap = Math.max(1, opts.concurrency)
+    this.limiter = new ConcurrencyLimiter(Math.min(MIN_CONCURRENCY, cap), cap, INITIAL_CONCURRENCY)
     this.ownsDispatcher = !opts.dispatcher
-    this.dispatcher =
-      opts.dispatcher ?? new Pool(this.origin, { connections: opts.concurrency, keepAliveTimeout: 30_000 })
-    this.headers = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
+    // Connections open on demand, one per request in flight, so the pool follows the limit.
+    this.dispatcher = opts.dispatcher ?? new Pool(this.origin, { connections: cap, keepAliveTimeout: 30_000 })
+    this.userAgent = opts.userAgent
+    this.batchAllowed = opts.batch
+    this.batchHeaders = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
   }
 
   /** Records handed over and not yet delivered or failed. */
   get pending(): number {
-    return this.lanes.waiting + this.retrying + this.inFlight
+    return this.lanes.waiting + this.returnedRecords + this.retrying + this.inFlight
+  }
+
+  /** True when a new record would be dropped: check before serializing it. */
+  get full(): boolean {
+    return (
+      this.heldBytes >= this.opts.maxQueueBytes ||
+      (this.opts.maxQueueSize !== undefined && this.pending >= this.opts.maxQueueSize)
+    )
+  }
+
+  /** Whether records go in batches (the service advertised them and `batch` is not false). */
+  get batching(): boolean {
+    return this.batchLimits !== undefined
+  }
+
+  /** Current adaptive concurrency limit and pacing rate (for benchmarks and debugging). */
+  get limits(): { concurrency: number; rate: number } {
+    return { concurrency: this.limiter.limit, rate: this.pacer.rate }
   }
 
   /** What is pending, for the loss report at close and at exit. */
@@ -78,7 +139,7 @@ export class Transport {
     return {
       records: this.pending,
       conversations: this.lanes.size,
-      retrying: this.retrying + (this.gate.until > Date.now() ? this.lanes.waiting : 0),
+      retrying: this.retrying + this.returnedRecords + (this.gate.until > Date.now() ? this.lanes.waiting : 0),
       unreachable: this.gate.connectFailures > 0,
     }
   }
@@ -88,9 +149,9 @@ export class Transport {
     return `${this.basePath}/track?${query}`
   }
 
-  /** Queues one record. Returns false (and counts the drop) when the queue is full. */
-  enqueue(path: string, meta: RecordMeta): boolean {
-    if (this.pending >= this.opts.maxQueueSize) return false
+  /** Queues one record. Returns false when the queue is full (the caller counts the drop). */
+  enqueue(path: string, v: ApiVersion, meta: RecordMeta): boolean {
+    if (this.full) return false
     // Every field up front: one object shape for every record.
     const key = meta.conversation ?? meta.userId
     const lane = key === undefined ? `#${this.anonymous++}` : `${meta.platform}:${key}`
@@ -99,18 +160,21 @@ export class Transport {
       type: meta.type,
       userId: meta.userId,
       body: meta.body,
+      conversation: meta.conversation,
       path,
-      attempts: 0,
-      round: 0,
+      v,
+      key: this.keys.next(),
       lane,
+      bytes: 0,
     })
+    this.heldBytes += meta.body.length
     this.schedulePump()
     return true
   }
 
   stats(): TransportStats {
     return {
-      queued: this.lanes.waiting + this.retrying,
+      queued: this.lanes.waiting + this.returnedRecords + this.retrying,
       inFlight: this.inFlight,
       retrying: this.retrying,
       sent: this.counters.sent,
@@ -154,12 +218,19 @@ export class Transport {
    */
   async destroy(): Promise<RecordMeta[]> {
     this.destroyed = true
-    const left: RecordMeta[] = [...this.lanes.clear(), ...this.retryTimers.values()]
-    for (const t of this.retryTimers.keys()) clearTimeout(t)
+    const left: RecordMeta[] = this.lanes.clear()
+    for (const s of this.returned.takeAll()) left.push(...s.records)
+    for (const [t, s] of this.retryTimers) {
+      clearTimeout(t)
+      left.push(...s.records)
+    }
     this.retryTimers.clear()
     this.retrying = 0
+    this.returnedRecords = 0
+    this.heldBytes = 0
     this.gate.stop()
     this.deadlines.stop()
+    if (this.paceTimer) clearTimeout(this.paceTimer)
     this.counters.failed += left.length
     if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
     // Requests cut by the teardown settle (as failed) before close() reports.
@@ -170,120 +241,278 @@ export class Transport {
   private refTimers(ref: boolean): void {
     for (const t of this.retryTimers.keys()) ref ? t.ref() : t.unref()
     this.gate.ref(ref)
+    if (this.paceTimer) ref ? this.paceTimer.ref() : this.paceTimer.unref()
   }
 
   private schedulePump(): void {
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    setImmediate(() => {
-      this.pumpScheduled = false
-      this.pump()
-    })
+    setImmediate(this.pumpSoon)
+  }
+
+  private readonly pumpSoon = (): void => {
+    this.pumpScheduled = false
+    this.pump()
   }
 
   private readonly wake = (): void => this.pump()
 
   private pump(): void {
     if (this.destroyed) return
-    if (this.gate.holds(Date.now(), this.wake, this.waiters.size > 0)) return
-    const limit = this.gate.probing ? 1 : this.opts.concurrency
-    while (this.inFlight < limit) {
-      const next = this.lanes.next()
-      if (next === undefined) break
-      void this.send(next)
+    const now = Date.now()
+    if (this.gate.holds(now, this.wake, this.waiters.size > 0)) return
+    let limit = this.gate.probing ? 1 : this.limiter.limit
+    if (this.batchLimits && limit > BATCHES_IN_FLIGHT) limit = BATCHES_IN_FLIGHT
+    while (this.requests < limit && (this.returned.length > 0 || this.lanes.hasReady)) {
+      const wait = this.pacer.admit(now)
+      if (wait > 0) {
+        if (!this.paceTimer) {
+          this.paceTimer = setTimeout(() => {
+            this.paceTimer = undefined
+            this.pump()
+          }, wait)
+          if (this.waiters.size === 0) this.paceTimer.unref()
+        }
+        return
+      }
+      const back = this.returned.shift()
+      if (back) {
+        this.returnedRecords -= back.records.length
+        void this.send(back)
+      } else {
+        void this.send(this.nextShipment() as Shipment)
+      }
     }
   }
 
-  private async send(rec: Pending): Promise<void> {
-    this.inFlight++
-    rec.attempts++
-    rec.round = this.gate.round
+  /** The next request from the lanes: a batch when batching, else one record. */
+  private nextShipment(): Shipment | undefined {
+    const limits = this.batchLimits
+    if (limits) {
+      const records = this.lanes.take(limits.maxRecords, limits.maxBytes - 16, recordBytes)
+      if (records.length === 0) return undefined
+      const only = records[0] as Pending
+      if (records.length > 1 || recordBytes(only) + 16 <= limits.maxBytes)
+        return {
+          records,
+          batch: true,
+          path: this.batchPath,
+          body: batchBody(records),
+          headers: this.batchHeaders,
+          attempts: 0,
+          round: 0,
+          sentAt: 0,
+        }
+      return this.single(only) // too big for a batch: alone, on /track
+    }
+    const rec = this.lanes.next()
+    return rec && this.single(rec)
+  }
+
+  private single(rec: Pending): Shipment {
+    return {
+      records: [rec],
+      batch: false,
+      path: rec.path,
+      body: rec.body,
+      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': rec.key },
+      attempts: 0,
+      round: 0,
+      sentAt: 0,
+    }
+  }
+
+  private async send(s: Shipment): Promise<void> {
+    const n = s.records.length
+    const saturatedAtSend = this.requests + 1 >= this.limiter.limit
+    this.inFlight += n
+    this.requests++
+    s.attempts++
+    s.round = this.gate.round
+    s.sentAt = Date.now()
     const deadline = this.deadlines.start()
     let status = 0
+    let text: string | undefined
     let failure: AttemptFailure | undefined
     try {
       const res = await this.dispatcher.request({
         origin: this.origin,
-        path: rec.path,
+        path: s.path,
         method: 'POST',
-        headers: this.headers,
-        body: rec.body,
+        headers: s.headers,
+        body: s.body,
         signal: deadline,
       })
       status = res.statusCode
+      if (!s.batch && this.batchAllowed && this.batchLimits === undefined && status < 500) {
+        const header = res.headers['convotrack-batch']
+        if (header !== undefined) this.batchLimits = parseBatchHeader(header)
+      }
       if (status >= 200 && status < 300) {
-        await res.body.dump()
+        if (s.batch) text = await res.body.text()
+        else await res.body.dump()
       } else {
-        const text = await res.body.text().catch(() => '')
+        const body = await res.body.text().catch(() => '')
         failure = {
           status,
           error: undefined,
           retryAfterMs: parseRetryAfter(res.headers['retry-after']),
-          body: scrub(text.slice(0, 500), this.opts.secrets),
+          body: scrub(body.slice(0, 500), this.opts.secrets),
         }
       }
     } catch (error) {
-      failure = {
-        error: deadline.timedOut
-          ? new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')
-          : error,
-      }
+      failure = { error, timedOut: deadline.timedOut }
     }
     this.deadlines.settle(deadline)
-    this.inFlight--
+    this.inFlight -= n
+    this.requests--
+    const now = Date.now()
     if (failure === undefined) {
-      this.gate.opened()
-      this.counters.sent++
-      this.lanes.release(rec, false)
-      this.hooks.onSent(rec, status)
-    } else {
-      this.handleFailure(rec, failure)
+      const results = s.batch ? parseBatchResults(text ?? '', n) : undefined
+      if (s.batch && !results) {
+        // An answer we cannot read: maybe stored, maybe not. The keys make a resend safe.
+        failure = { status, error: undefined, body: 'batch answer without one result per record' }
+      } else {
+        this.succeeded(s, status, now, saturatedAtSend, results)
+        this.afterSettle()
+        return
+      }
     }
+    this.failed(s, failure, now)
     this.afterSettle()
   }
 
-  private handleFailure(rec: Pending, f: AttemptFailure): void {
-    const { status } = f
-    const connect = status === undefined && isConnectError(f.error)
-    if (connect)
-      rec.attempts-- // never reached the service: costs no attempt, only waiting
-    else this.gate.connectFailures = 0
-    if (!connect && status !== 429) this.gate.probing = false // the service answers: open up
-    const retryable = status === undefined || isRetryableStatus(status)
-    if (!retryable || rec.attempts >= this.retry.maxAttempts || this.destroyed) {
-      this.counters.failed++
-      this.lanes.release(rec, false)
-      this.hooks.onFailed(this.toError(f, rec.attempts, retryable), rec)
-      return
-    }
-    this.counters.retried++
-    if (connect || status === 429) {
-      // The whole service is unreachable or asked us to slow down: hold every request, then
-      // let one probe through. The other requests of the same round failing too is one event,
-      // not one backoff step each.
-      const now = Date.now()
-      if (rec.round === this.gate.round) {
-        const wait =
-          status === 429 && f.retryAfterMs !== undefined
-            ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
-            : backoffDelay(connect ? ++this.gate.connectFailures : rec.attempts, this.retry)
-        this.gate.close(now, wait)
+  private succeeded(
+    s: Shipment,
+    status: number,
+    now: number,
+    saturatedAtSend: boolean,
+    results: ReturnType<typeof parseBatchResults>,
+  ): void {
+    this.lastSuccessAt = now
+    this.limitedRun = 0
+    this.gate.opened()
+    this.pacer.onAccepted(now, 1)
+    const waiting = this.returned.length > 0 || this.lanes.hasReady
+    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now)
+    this.lanes.settle(s.records)
+    for (let i = 0; i < s.records.length; i++) {
+      const rec = s.records[i] as Pending
+      this.heldBytes -= rec.body.length
+      const r = results?.[i]
+      if (r?.status === 'refused') {
+        this.counters.failed++
+        this.hooks.onFailed(refusedRecordError(r.error, s.attempts), rec)
+      } else {
+        this.counters.sent++
+        this.hooks.onSent(rec, status)
       }
-      this.lanes.release(rec, true)
-      this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, Math.max(0, this.gate.until - now))
+    }
+  }
+
+  private failed(s: Shipment, f: AttemptFailure, now: number): void {
+    const { status } = f
+    if (this.destroyed) {
+      this.fail(s, f, true)
       return
     }
-    const delay = backoffDelay(rec.attempts, this.retry)
-    this.retrying++
+    if (s.batch && (status === 404 || status === 405)) {
+      // No batch endpoint after all: single records from now on, this batch's included.
+      this.batchLimits = undefined
+      this.batchAllowed = false
+      this.lanes.giveBack(s.records)
+      return
+    }
+    if (status !== undefined) {
+      this.lastSuccessAt = now // the service answers
+      this.gate.connectFailures = 0
+      const limited = status === 429 || (status === 503 && f.retryAfterMs !== undefined)
+      if (!limited) this.gate.probing = false
+      if (!isRetryableStatus(status)) {
+        this.fail(s, f, false)
+        return
+      }
+      if (limited) {
+        this.pacer.onLimited(now)
+        this.limitedRun++
+        if (this.gate.probing || this.limitedRun >= LIMITED_RUN_GATES) {
+          // Everything is refused: hold every request for the Retry-After, then probe.
+          s.attempts--
+          if (s.round === this.gate.round)
+            this.gate.close(now, Math.min(f.retryAfterMs ?? backoffDelay(1, this.retry), this.retry.maxRetryAfterMs))
+          this.hold(s, f, now)
+          return
+        }
+      } else {
+        this.limiter.onCongestion(s.sentAt, now)
+      }
+      if (s.attempts >= this.retry.maxAttempts) {
+        this.fail(s, f, true)
+        return
+      }
+      const wait =
+        limited && f.retryAfterMs !== undefined
+          ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
+          : backoffDelay(s.attempts, this.retry)
+      this.later(s, f, wait)
+      return
+    }
+    // No answer: refused, reset, socket error, or the deadline.
+    const connect = isConnectError(f.error)
+    if (!connect) this.limiter.onCongestion(s.sentAt, now)
+    if (connect || this.lastSuccessAt < s.sentAt) {
+      // Nothing got through since this request left: the service is unreachable, not this
+      // request's fault. Hold everything (one gate step per round), spend no attempt.
+      s.attempts--
+      if (s.round === this.gate.round) this.gate.close(now, backoffDelay(++this.gate.connectFailures, this.gateRetry))
+      this.hold(s, f, now)
+      return
+    }
+    if (s.attempts >= this.retry.maxAttempts) {
+      this.fail(s, f, true)
+      return
+    }
+    this.later(s, f, backoffDelay(s.attempts, this.retry))
+  }
+
+  /** Back in the queue of returned requests, held by the gate. */
+  private hold(s: Shipment, f: AttemptFailure, now: number): void {
+    this.counters.retried += s.records.length
+    this.returned.push(s)
+    this.returnedRecords += s.records.length
+    this.retryEvent(s, f, Math.max(0, this.gate.until - now))
+  }
+
+  /** Retried after `delay` ms. */
+  private later(s: Shipment, f: AttemptFailure, delay: number): void {
+    this.counters.retried += s.records.length
+    this.retrying += s.records.length
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer)
-      this.retrying--
-      this.lanes.release(rec, true)
+      this.retrying -= s.records.length
+      this.returned.push(s)
+      this.returnedRecords += s.records.length
       this.pump()
     }, delay)
     if (this.waiters.size === 0) timer.unref()
-    this.retryTimers.set(timer, rec)
-    this.hooks.onRetry(this.toError(f, rec.attempts, true), rec, delay)
+    this.retryTimers.set(timer, s)
+    this.retryEvent(s, f, delay)
+  }
+
+  private retryEvent(s: Shipment, f: AttemptFailure, delay: number): void {
+    if (!this.hooks.wantsRetry()) return
+    const error = this.toError(f, s.attempts, true)
+    for (const rec of s.records) this.hooks.onRetry(error, rec, delay)
+  }
+
+  private fail(s: Shipment, f: AttemptFailure, retryable: boolean): void {
+    this.lanes.settle(s.records)
+    const error = this.toError(f, s.attempts, retryable)
+    for (const rec of s.records) {
+      this.heldBytes -= rec.body.length
+      this.counters.failed++
+      this.hooks.onFailed(error, rec)
+    }
   }
 
   private toError(f: AttemptFailure, attempts: number, retryable: boolean): TransportError {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { type ConvotrackError, createTracker, type Tracker, TransportError } from '@convotrack/core'
+import { type ConvotrackError, createTracker, DroppedRecordError, type Tracker, TransportError } from '@convotrack/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
@@ -209,13 +209,19 @@ describe('queue bound', () => {
   it('overflow drops are counted exactly, by reason, and reported', async () => {
     await sink.down()
     const drops: string[] = []
+    let reportedCount = 0
     tracker = createTracker({
       apiKey: 'k',
       baseUrl: sink.url,
       maxQueueSize: 100,
       retry: fast,
-      onError: (e) => drops.push(e.code),
+      onError: (e) => {
+        drops.push(e.code)
+        reportedCount += e instanceof DroppedRecordError ? e.count : 0
+      },
     })
+    let droppedEvents = 0
+    tracker.on('dropped', () => droppedEvents++)
     let queued = 0
     for (let i = 0; i < 250; i++) if (tracker.universal.logIncoming({ text: 't', userId: `u${i}` })) queued++
     expect(queued).toBe(100)
@@ -223,10 +229,12 @@ describe('queue bound', () => {
       dropped: 150,
       droppedByReason: { queue_full: 150, redacted: 0, closed: 0 },
     })
-    expect(drops).toHaveLength(150)
-    expect(new Set(drops)).toEqual(new Set(['dropped_queue_full']))
+    expect(droppedEvents).toBe(150)
+    // One report at the first drop, the rest in a summary (at the latest on flush): no error per record.
     await sink.up()
     const result = await tracker.flush(10_000)
+    expect(drops).toEqual(['dropped_queue_full', 'dropped_queue_full'])
+    expect(reportedCount).toBe(150)
     expect(result).toMatchObject({ delivered: false, sent: 100, dropped: 150, pending: 0 })
     expect(sink.records).toHaveLength(100)
     // The next flush starts clean.

@@ -29,8 +29,9 @@ Options:
                          (default: columns/keys with the field's own name)
   --checkpoint <file>    resume file (default: <file>.checkpoint.json)
   --no-checkpoint        do not record or resume progress
-  --rate <n>             records per second at most (default 100; 0 = no limit)
-  --concurrency <n>      requests in flight (default 4)
+  --rate <n>             records per second at most (default 100, and no limit once the
+                         service takes batches; 0 = no limit)
+  --concurrency <n>      most requests in flight (default: the tracker's adaptive limit)
   --max-failures <n>     stop after this many records fail for good (default 100)
   --platform <p>         universal (default), sms or generic
   --v <version>          10.1.1-rest (default) or 11.1.0-rest
@@ -68,13 +69,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   let format: FileFormat
   let map: ReturnType<typeof parseMapping>
   let rate: number
-  let concurrency: number
+  let concurrency: number | undefined
   let maxFailures: number
   try {
     format = values.format ? oneOf(values.format, ['jsonl', 'csv'] as const, '--format') : formatOf(file)
     map = parseMapping(values.map ?? '')
     rate = count(values.rate ?? '100', '--rate')
-    concurrency = Math.max(1, count(values.concurrency ?? '4', '--concurrency'))
+    concurrency = values.concurrency === undefined ? undefined : Math.max(1, count(values.concurrency, '--concurrency'))
     maxFailures = count(values['max-failures'] ?? '100', '--max-failures')
     oneOf(values.v ?? '10.1.1-rest', ['10.1.1-rest', '11.1.0-rest'] as const, '--v')
     oneOf(values.platform ?? 'universal', ['universal', 'sms', 'generic'] as const, '--platform')
@@ -128,7 +129,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       platform: values.platform as 'universal' | 'sms' | 'generic' | undefined,
       v: values.v as ApiVersion | undefined,
       rate,
-      maxInFlight: Math.max(concurrency * 4, 32),
+      // An explicit --rate holds for batches too; the default politeness limit only for single records.
+      batchRate: values.rate === undefined ? 0 : rate,
+      // Enough records outstanding to fill batches (the byte-bounded queue holds them).
+      maxInFlight: concurrency === undefined ? 5_000 : Math.max(concurrency * 4, 32),
       checkpoint,
       sourceId: path,
       dryRun: values['dry-run'],

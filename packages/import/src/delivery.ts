@@ -38,6 +38,16 @@ export class Delivery {
       this.settle(record.type, record.body, (p) => this.hooks.failed(p, error.code, error.message))
   }
 
+  /** A full queue drops a record before serializing it: the drop raised inside a hand-over is that record's. */
+  private readonly onDropped = (reason: string): void => {
+    const sending = this.sending
+    if (reason !== 'queue_full' || !sending) return
+    if (this.forget(sending.key, sending.position)) {
+      this.hooks.failed(sending.position, 'dropped_queue_full', 'queue full: record dropped')
+      for (const wake of this.wakers) wake()
+    }
+  }
+
   constructor(
     private readonly tracker: Tracker,
     private readonly platform: ImportPlatform,
@@ -46,6 +56,7 @@ export class Delivery {
   ) {
     tracker.on('sent', this.onSent)
     tracker.on('error', this.onError)
+    tracker.on('dropped', this.onDropped)
   }
 
   /** Records handed over and not settled yet. */
@@ -96,6 +107,7 @@ export class Delivery {
   detach(): void {
     this.tracker.off('sent', this.onSent)
     this.tracker.off('error', this.onError)
+    this.tracker.off('dropped', this.onDropped)
     for (const wake of this.wakers) wake()
   }
 

@@ -52,6 +52,12 @@ export interface ImportOptions extends MapOptions {
   v?: ApiVersion
   /** Records per second at most (default: no limit). */
   rate?: number
+  /**
+   * Records per second at most once the service takes batches (`tracker.stats().batching`):
+   * our own collector stores a batch in one transaction, so a politeness limit meant for
+   * one-request-per-record services need not hold it back. Default: `rate`.
+   */
+  batchRate?: number
   /** Records handed to the tracker and not yet acknowledged, at most (default 500). */
   maxInFlight?: number
   /** Checkpoint file: acknowledged positions are recorded there and skipped when the import runs again. */
@@ -254,6 +260,9 @@ export async function importRecords(
     ? setInterval(() => options.onProgress?.(progress()), options.progressIntervalMs ?? 250)
     : undefined
   const limit = new RateLimit(options.rate ?? 0)
+  const batchLimit = options.batchRate === undefined ? limit : new RateLimit(options.batchRate)
+  let batching = false
+  let handed = 0
   const signal = options.signal
 
   try {
@@ -275,7 +284,9 @@ export async function importRecords(
         summary.stopped = 'too_many_failures'
         break
       }
-      await limit.take(signal)
+      // Whether the service takes batches: learnt from its first answers, looked up now and then.
+      if (!batching && (handed++ & 63) === 0) batching = tracker.stats().batching
+      await (batching ? batchLimit : limit).take(signal)
       if (signal?.aborted) break
       if (tracker.closed) {
         summary.stopped = 'tracker_closed'

@@ -1,0 +1,167 @@
+import { type ConvotrackError, createTracker, DroppedRecordError, type Tracker } from '@convotrack/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type FakeService, offer, startFakeService } from './support/fake-service'
+
+// The delivery engine with DEFAULT options against local services that behave like real
+// networks: far away, rate-limited, refusing at random, silent, flapping, down. Behaviour only
+// (everything delivered, no attempts burnt, bounded memory, exact drops); speed is measured in bench/.
+
+let svc: FakeService | undefined
+let tracker: Tracker | undefined
+afterEach(async () => {
+  await tracker?.close(2_000)
+  tracker = undefined
+  await svc?.close()
+  svc = undefined
+})
+
+const log = (t: Tracker) => (i: number, userId: string) => t.universal.logIncoming({ text: `m${i}`, userId })
+
+function storedOnce(s: FakeService, n: number): void {
+  expect(s.stored).toHaveLength(n)
+  expect(new Set(s.stored.map((r) => r.body.text)).size).toBe(n)
+}
+
+describe('delivery engine, default options', () => {
+  it('a service 200 ms away at 500 records/s: concurrency grows past the old fixed 16 and the backlog stays small', async () => {
+    svc = await startFakeService({}, { latencyMs: 200 })
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    await offer(log(tracker), 1_000, 500)
+    // With 16 in flight, 80 records/s: ~800 would still be waiting when the offer ends.
+    expect(tracker.stats().queued).toBeLessThan(300)
+    expect(svc.maxInFlight).toBeGreaterThan(40)
+    expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 1_000, failed: 0, dropped: 0 })
+    storedOnce(svc, 1_000)
+  })
+
+  it('a token bucket (100 req/s, 429 + Retry-After: 1 beyond): everything delivered, refusals a minority', async () => {
+    svc = await startFakeService({}, { bucketPerSec: 100, retryAfterSec: 1 })
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    await offer(log(tracker), 600, 200)
+    expect(await tracker.flush(30_000)).toMatchObject({ delivered: true, sent: 600, failed: 0 })
+    storedOnce(svc, 600)
+    // Paced near the bucket's rate: not a storm of refused requests.
+    expect(svc.requests.limited).toBeLessThan(600)
+  })
+
+  it('10 % of answers 429 + Retry-After: 1 at random: everything delivered, nothing failed', async () => {
+    svc = await startFakeService({}, { random429: 0.1, retryAfterSec: 1 })
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    await offer(log(tracker), 1_000, 500)
+    expect(await tracker.flush(30_000)).toMatchObject({ delivered: true, sent: 1_000, failed: 0 })
+    storedOnce(svc, 1_000)
+    expect(svc.requests.limited).toBeGreaterThan(0)
+  })
+
+  it('503 + Retry-After: the gate holds every request, then all delivered', async () => {
+    svc = await startFakeService({}, { unavailable: true, retryAfterSec: 1 })
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    for (let i = 0; i < 300; i++) log(tracker)(i, `u${i}`)
+    await new Promise((r) => setTimeout(r, 1_500))
+    const during = svc.requests.track
+    // The first round (at most the starting limit of 16), then about one probe per Retry-After.
+    expect(during).toBeLessThanOrEqual(16 + 8 + 4)
+    svc.faults.unavailable = false
+    expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 300, failed: 0 })
+    storedOnce(svc, 300)
+  })
+
+  it('a host that accepts connections and never answers: gate, one probe at a time, no attempts burnt; then recovery', async () => {
+    svc = await startFakeService({}, { silent: true })
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url, timeoutMs: 300, retry: { maxAttempts: 2 } })
+    for (let i = 0; i < 100; i++) log(tracker)(i, `u${i}`)
+    await new Promise((r) => setTimeout(r, 2_000))
+    const s = tracker.stats()
+    expect(s.failed).toBe(0) // 2 attempts each, several deadlines passed: none spent
+    expect(s.sent).toBe(0)
+    expect(s.queued + s.inFlight).toBe(100)
+    expect(svc.requests.track).toBe(0) // nothing answered
+    expect(svc.maxInFlight).toBeLessThanOrEqual(16)
+    svc.faults.silent = false
+    expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 100, failed: 0 })
+    storedOnce(svc, 100)
+  })
+
+  it('a flapping host (refusing and accepting every 150 ms): all delivered in order, no attempts burnt', async () => {
+    svc = await startFakeService()
+    const s = svc
+    tracker = createTracker({ apiKey: 'k', baseUrl: s.url, retry: { maxAttempts: 2 } })
+    let down = false
+    const flap = setInterval(() => {
+      down = !down
+      void (down ? s.down() : s.up()).catch(() => {})
+    }, 150)
+    try {
+      await offer(
+        (i) => tracker?.universal.logIncoming({ text: String(Math.floor(i / 10)), userId: `u${i % 10}` }),
+        500,
+        250,
+      )
+    } finally {
+      clearInterval(flap)
+    }
+    if (down) await s.up()
+    expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 500, failed: 0 })
+    const byUser = new Map<string, number[]>()
+    for (const r of s.stored)
+      byUser.set(r.body.userId as string, [...(byUser.get(r.body.userId as string) ?? []), Number(r.body.text)])
+    for (const seq of byUser.values()) expect(seq).toEqual([...seq].sort((a, b) => a - b))
+  })
+
+  it('a burst of 21 000 records from 10 callers, no pacing: all delivered with defaults, nothing dropped', async () => {
+    svc = await startFakeService()
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    const t = tracker
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, c) => {
+        for (let i = 0; i < 2_100; i++) {
+          t.universal.logIncoming({ text: `c${c}-${i}`, userId: `c${c}-u${i % 50}` })
+          if (i % 700 === 0) await Promise.resolve()
+        }
+      }),
+    )
+    expect(await tracker.flush(60_000)).toMatchObject({ delivered: true, sent: 21_000, dropped: 0, failed: 0 })
+    expect(svc.stored).toHaveLength(21_000)
+  })
+
+  it('service down: memory bounded by bytes, drops exact, no serialization or error per dropped record', async () => {
+    svc = await startFakeService()
+    await svc.down()
+    const errors: ConvotrackError[] = []
+    const limit = 256 * 1024
+    tracker = createTracker({ apiKey: 'k', baseUrl: svc.url, maxQueueBytes: limit, onError: (e) => errors.push(e) })
+    let dropEvents = 0
+    tracker.on('dropped', () => dropEvents++)
+    const text = 'x'.repeat(200)
+    let queued = 0
+    let bodyLength = 0
+    // A getter that counts reads: a dropped call must not serialize (read) the message.
+    let reads = 0
+    for (let i = 0; i < 5_000; i++) {
+      const msg = {
+        userId: `u${String(i).padStart(5, '0')}`,
+        get text() {
+          reads++
+          return text
+        },
+      }
+      if (tracker.universal.logIncoming(msg)) queued++
+    }
+    bodyLength = JSON.stringify({ text, userId: 'u00000' }).length
+    const s = tracker.stats()
+    expect(s.queued + s.inFlight).toBe(queued)
+    expect(queued * bodyLength).toBeLessThanOrEqual(limit + 2 * bodyLength)
+    expect(queued * bodyLength).toBeGreaterThan(limit - 2 * bodyLength)
+    expect(s.dropped).toBe(5_000 - queued)
+    expect(s.droppedByReason.queue_full).toBe(5_000 - queued)
+    expect(dropEvents).toBe(5_000 - queued)
+    expect(reads).toBeLessThanOrEqual(queued * 3) // validation + serialization of queued ones only
+    await svc.up()
+    const result = await tracker.flush(20_000)
+    expect(result).toMatchObject({ delivered: false, sent: queued, dropped: 5_000 - queued })
+    // Reported in summaries, not one error per record, and the counts add up.
+    const drops = errors.filter((e) => e instanceof DroppedRecordError) as DroppedRecordError[]
+    expect(drops.length).toBeLessThanOrEqual(3)
+    expect(drops.reduce((n, e) => n + e.count, 0)).toBe(5_000 - queued)
+  })
+})

@@ -1,0 +1,237 @@
+/**
+ * A local tracking service for delivery tests: node:http on 127.0.0.1, port 0. It speaks the
+ * spec's `POST /track` and, when `batch` is on, the batch protocol (`Convotrack-Batch` discovery
+ * header, `POST /track/batch`, per-record results, idempotency keys stored once). Faults are
+ * switched on per test: latency, a token bucket, random 429s, 503 + Retry-After, lost answers,
+ * never answering, refusing connections. Real sockets: the tracker is not mocked.
+ */
+import http from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+
+export interface StoredRecord {
+  platform: string
+  type: string
+  v: string
+  key: string | undefined
+  body: Record<string, unknown>
+  raw: string
+}
+
+export interface FakeOptions {
+  /** Advertise and serve batches. */
+  batch?: boolean
+  maxRecords?: number
+  maxBytes?: number
+  /** `/track/batch` answers 404 (an older service that advertises by mistake). */
+  batchNotFound?: boolean
+}
+
+export interface Faults {
+  latencyMs?: number
+  /** Token bucket: this many requests per second (burst = one second's worth), 429 + Retry-After beyond. */
+  bucketPerSec?: number
+  /** Probability of 429 + Retry-After. */
+  random429?: number
+  retryAfterSec?: number
+  /** Every request: 503 + Retry-After. */
+  unavailable?: boolean
+  /** Never answer (requests hang until the client gives up). */
+  silent?: boolean
+  /** Store the request's records, then destroy the socket without answering (this many times). */
+  loseAnswers?: number
+}
+
+export interface FakeService {
+  url: string
+  stored: StoredRecord[]
+  /** Requests by path (`/track`, `/track/batch`). */
+  requests: { track: number; batch: number; limited: number }
+  /** Most requests in flight at once, and now. */
+  maxInFlight: number
+  inFlight: number
+  /** Records per batch request. */
+  batchSizes: number[]
+  faults: Faults
+  down(): Promise<void>
+  up(): Promise<void>
+  close(): Promise<void>
+}
+
+function validate(
+  platform: string,
+  body: Record<string, unknown>,
+): { code: string; message: string; path: string } | undefined {
+  if (platform === 'universal' || platform === 'sms' || platform === 'generic') {
+    if (typeof body.text !== 'string') return { code: 'missing_field', message: '`text` is required', path: 'text' }
+    if (typeof body.userId !== 'string' || body.userId === '')
+      return { code: 'missing_field', message: '`userId` is required', path: 'userId' }
+  }
+  return undefined
+}
+
+export async function startFakeService(options: FakeOptions = {}, faults: Faults = {}): Promise<FakeService> {
+  const maxRecords = options.maxRecords ?? 500
+  const maxBytes = options.maxBytes ?? 4_194_304
+  const byKey = new Map<string, number>()
+  const sockets = new Set<Socket>()
+  let tokens = 0
+  let refilled = Date.now()
+  const svc: FakeService = {
+    url: '',
+    stored: [],
+    requests: { track: 0, batch: 0, limited: 0 },
+    maxInFlight: 0,
+    inFlight: 0,
+    batchSizes: [],
+    faults,
+    down: async () => {
+      await new Promise<void>((r) => server.close(() => r()))
+      for (const s of sockets) s.destroy()
+    },
+    up: () => new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r())),
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((r) => server.close(() => r()))
+    },
+  }
+  const store = (
+    platform: string,
+    type: string,
+    v: string,
+    key: string | undefined,
+    body: Record<string, unknown>,
+    raw: string,
+  ) => {
+    if (key !== undefined) {
+      const seen = byKey.get(key)
+      if (seen !== undefined) return { duplicate: true, id: seen }
+    }
+    svc.stored.push({ platform, type, v, key, body, raw })
+    const id = svc.stored.length
+    if (key !== undefined) byKey.set(key, id)
+    return { duplicate: false, id }
+  }
+  const limited = (): boolean => {
+    const f = svc.faults
+    if (f.random429 && Math.random() < f.random429) return true
+    if (f.bucketPerSec) {
+      const now = Date.now()
+      tokens = Math.min(f.bucketPerSec, tokens + ((now - refilled) * f.bucketPerSec) / 1000)
+      refilled = now
+      if (tokens < 1) return true
+      tokens--
+    }
+    return false
+  }
+  const server = http.createServer((req, res) => {
+    svc.inFlight++
+    svc.maxInFlight = Math.max(svc.maxInFlight, svc.inFlight)
+    res.on('close', () => svc.inFlight--)
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const f = svc.faults
+      if (f.silent) return
+      const answer = () => {
+        const url = new URL(req.url ?? '/', 'http://x')
+        const advertise: Record<string, string> = options.batch
+          ? { 'convotrack-batch': `max-records=${maxRecords}, max-bytes=${maxBytes}` }
+          : {}
+        const send = (status: number, json: unknown, extra: Record<string, string> = {}) => {
+          res.writeHead(status, { 'content-type': 'application/json', ...extra })
+          res.end(JSON.stringify(json))
+        }
+        const raw = Buffer.concat(chunks).toString('utf8')
+        if (url.pathname.endsWith('/track/batch')) svc.requests.batch++
+        else svc.requests.track++
+        if (f.unavailable)
+          return send(503, { error: { code: 'unavailable' } }, { 'retry-after': String(f.retryAfterSec ?? 1) })
+        if (limited()) {
+          svc.requests.limited++
+          return send(
+            429,
+            { error: { code: 'rate_limited' } },
+            { 'retry-after': String(f.retryAfterSec ?? 1), ...advertise },
+          )
+        }
+        const lose = () => {
+          if (!f.loseAnswers) return false
+          f.loseAnswers--
+          req.socket.destroy()
+          return true
+        }
+        if (url.pathname.endsWith('/track/batch')) {
+          if (!options.batch || options.batchNotFound) return send(404, { error: { code: 'not_found' } })
+          const parsed = JSON.parse(raw) as {
+            records: Array<{
+              platform: string
+              type: string
+              v: string
+              idempotencyKey?: string
+              body: Record<string, unknown>
+            }>
+          }
+          if (parsed.records.length > maxRecords || Buffer.byteLength(raw) > maxBytes)
+            return send(413, {
+              error: { code: 'payload_too_large', message: `at most ${maxRecords} records and ${maxBytes} bytes` },
+            })
+          svc.batchSizes.push(parsed.records.length)
+          let accepted = 0
+          let refused = 0
+          const results = parsed.records.map((r, index) => {
+            const error = validate(r.platform, r.body)
+            if (error) {
+              refused++
+              return { index, status: 'refused', error }
+            }
+            accepted++
+            const s = store(r.platform, r.type, r.v, r.idempotencyKey, r.body, JSON.stringify(r.body))
+            return { index, status: s.duplicate ? 'duplicate' : 'accepted', id: s.id }
+          })
+          if (lose()) return
+          return send(200, { accepted, refused, results })
+        }
+        const platform = url.searchParams.get('platform') ?? ''
+        const body = JSON.parse(raw) as Record<string, unknown>
+        const error = validate(platform, body)
+        if (error) return send(400, { error }, advertise)
+        const key = req.headers['idempotency-key']
+        const s = store(
+          platform,
+          url.searchParams.get('type') ?? '',
+          url.searchParams.get('v') ?? '',
+          typeof key === 'string' ? key : undefined,
+          body,
+          raw,
+        )
+        if (lose()) return
+        send(201, s.duplicate ? { id: s.id, duplicate: true } : { id: s.id }, advertise)
+      }
+      if (f.latencyMs) setTimeout(answer, f.latencyMs)
+      else answer()
+    })
+  })
+  server.on('connection', (s: Socket) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  const port = (server.address() as AddressInfo).port
+  svc.url = `http://127.0.0.1:${port}`
+  return svc
+}
+
+/** Logs `total` universal records at `perSec` (in 10 ms ticks) over `users` users; resolves when all are handed over. */
+export async function offer(
+  log: (i: number, userId: string) => void,
+  total: number,
+  perSec: number,
+  users = 100,
+): Promise<void> {
+  const perTick = Math.max(1, Math.round(perSec / 100))
+  let i = 0
+  while (i < total) {
+    for (let k = 0; k < perTick && i < total; k++, i++) log(i, `u${i % users}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
