@@ -10,6 +10,7 @@ import {
   type Tracker,
   validateIntent,
 } from '@convotrack/core'
+import { watchBuiltResponses } from './built-responses'
 import { DEFAULT_FLUSH_TIMEOUT_MS, type FlushPolicy, flushBudget, flushWithin } from './lambda-flush'
 import { invokeLambdaFunction } from './lambda-invoke'
 import { checkLogGroupName, formatLogLine, type LogIntegrationOptions } from './log-line'
@@ -125,7 +126,6 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
   const policy = options.flush ?? 'lambda'
   const timeoutMs = options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS
   const states = new RequestStates()
-  const observed = new WeakSet<object>()
 
   const userMetadataOf = (state: RequestState): JsonObject | undefined => {
     const turn = tracker.currentTurn()?.userMetadata
@@ -180,7 +180,24 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
    * invocation times out; elsewhere {@link HELD_REQUEST_MS}.
    */
   const open = (state: RequestState, input: HandlerInputLike | undefined): void => {
-    if (input) observeResponses(state, input)
+    if (input)
+      // ask-sdk skips response interceptors when a handler throws: if none saw the answer by the
+      // next turn of the event loop, the request is tracked with the last answer it built.
+      watchBuiltResponses(
+        input,
+        (response) => {
+          state.built = response
+        },
+        () => {
+          if (state.answered || state.outgoingTracked) return
+          try {
+            trackRequest(state, responseEnvelope(input, state.built))
+          } catch (error) {
+            tracker.reportError(error)
+          }
+          void flushFor(state)
+        },
+      )
     if (state.held || state.incomingTracked) return
     state.held = tracker.holdTurn()
     state.held.hold(() => trackIncoming(state))
@@ -194,38 +211,6 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     }, delay)
     // In Lambda it must fire while the invocation runs; elsewhere it never keeps a process up.
     if (remaining === undefined) state.deadline.unref()
-  }
-
-  /**
-   * ask-sdk skips response interceptors when a handler throws and returns the error handler's
-   * answer as is. The answer is seen here instead: each `getResponse()` is remembered, and if
-   * no response interceptor has run by the next turn of the event loop, the request is tracked
-   * with the last answer built.
-   */
-  const observeResponses = (state: RequestState, input: HandlerInputLike): void => {
-    const builder = (input as { responseBuilder?: { getResponse?: (...args: unknown[]) => object } }).responseBuilder
-    const original = builder?.getResponse
-    if (!builder || typeof original !== 'function' || observed.has(builder)) return
-    observed.add(builder)
-    let scheduled = false
-    builder.getResponse = function (this: unknown, ...args: unknown[]) {
-      const response = original.apply(this, args)
-      state.built = response
-      if (!scheduled) {
-        scheduled = true
-        setImmediate(() => {
-          scheduled = false
-          if (state.answered || state.outgoingTracked) return
-          try {
-            trackRequest(state, responseEnvelope(input, state.built))
-          } catch (error) {
-            tracker.reportError(error)
-          }
-          void flushFor(state)
-        })
-      }
-      return response
-    }
   }
 
   const stateOf = (input: HandlerInputLike): RequestState | undefined => {
