@@ -7,8 +7,9 @@
  *   round trip), +1/limit above it (one per round trip);
  * - it halves on a congestion signal (a timeout, a 5xx, a reset), at most once per round trip:
  *   only a request sent after the previous cut can cut again;
- * - it never leaves [floor, cap]. By Little's law the limit settles near rate × latency, e.g.
- *   500 records/s against a service 200 ms away needs about 100.
+ * - it never leaves [floor, cap]. Little's law sizes the jump: when saturated, the limit goes
+ *   straight to 2 × arrival rate × latency if that is higher (500 records/s against a service
+ *   200 ms away needs about 100 in flight; 2× leaves room to work off a backlog).
  */
 export class ConcurrencyLimiter {
   private value: number
@@ -34,7 +35,7 @@ export class ConcurrencyLimiter {
    * A request answered after `latencyMs`. `saturated`: every slot was taken and records were
    * waiting for one, so more concurrency would have sent more.
    */
-  onSuccess(latencyMs: number, saturated: boolean, now: number): void {
+  onSuccess(latencyMs: number, saturated: boolean, now: number, arrivalsPerSec = 0): void {
     // The baseline is the lowest latency of the last 30 s: a route change re-baselines.
     if (latencyMs < this.minLatency || now - this.minSince > 30_000) {
       this.minLatency = latencyMs
@@ -44,6 +45,8 @@ export class ConcurrencyLimiter {
     // Latency well above the baseline: requests queue at the service; more would only wait there.
     if (latencyMs > 2 * this.minLatency + 20) return
     this.value += this.value < this.threshold ? 1 : 1 / this.value
+    const little = Math.ceil((2 * arrivalsPerSec * latencyMs) / 1000)
+    if (little > this.value && this.value < this.threshold) this.value = little
     if (this.value > this.cap) this.value = this.cap
   }
 

@@ -58,6 +58,10 @@ export class Transport {
   private pumpScheduled = false
   private paceTimer: NodeJS.Timeout | undefined
   private lastSuccessAt = 0
+  /** Records handed over per second (measured over ~250 ms), for Little's law. */
+  private arrivals = 0
+  private arrivalsAt = 0
+  private arrivalRate = 0
   private limitedRun = 0
   private batchLimits: BatchLimits | undefined
   /** Batches may be used (`batch !== false`, and `/track/batch` never answered 404/405). */
@@ -150,6 +154,7 @@ export class Transport {
       bytes: 0,
     })
     this.heldBytes += meta.body.length
+    this.arrivals++
     this.schedulePump()
     return true
   }
@@ -242,6 +247,12 @@ export class Transport {
   private pump(): void {
     if (this.destroyed) return
     const now = Date.now()
+    if (now - this.arrivalsAt >= 250) {
+      const rate = (this.arrivals * 1000) / (now - this.arrivalsAt)
+      this.arrivalRate = this.arrivalsAt === 0 ? 0 : (this.arrivalRate + rate) / 2
+      this.arrivals = 0
+      this.arrivalsAt = now
+    }
     if (this.gate.holds(now, this.wake, this.waiters.size > 0)) return
     let limit = this.gate.probing ? 1 : this.limiter.limit
     if (this.batchLimits && limit > BATCHES_IN_FLIGHT) limit = BATCHES_IN_FLIGHT
@@ -374,9 +385,9 @@ export class Transport {
     this.lastSuccessAt = now
     this.limitedRun = 0
     this.gate.opened()
-    this.pacer.onAccepted(now, 1)
+    this.pacer.onAccepted(now)
     const waiting = this.returned.length > 0 || this.lanes.hasReady
-    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now)
+    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now, s.batch ? 0 : this.arrivalRate)
     this.lanes.settle(s.records)
     for (let i = 0; i < s.records.length; i++) {
       const rec = s.records[i] as Pending
