@@ -9,7 +9,9 @@
  *   on the limit, the excess is answered 429 and retried after its Retry-After;
  * - 20 % or less: refusals are noise (random 429s, a bucket barely touched): the refused records
  *   wait their Retry-After, and the rate, if paced and the pacer held requests back, grows by
- *   × 1.25 per window. Random refusals never collapse throughput;
+ *   × 1.25 per window (× 2 when nothing was refused). Random refusals never collapse throughput;
+ * - nothing accepted: the gate's business (it holds every request for the Retry-After), the
+ *   rate stays;
  * - four windows without holding anything back switch pacing off.
  */
 export class RatePacer {
@@ -66,16 +68,16 @@ export class RatePacer {
     const elapsed = now - this.windowStart
     const answers = this.accepted + this.limited
     if (elapsed < this.windowMs || (answers < 20 && elapsed < 4 * this.windowMs)) return
-    if (this.limited > answers * this.refusedShare) {
+    if (this.accepted > 0 && this.limited > answers * this.refusedShare) {
       this.quiet = 0
-      const acceptedRate = (this.accepted * 1000) / elapsed
-      const next = this.accepted > 0 ? acceptedRate * this.probe : this.rate / 2
-      this.rate = Math.max(this.minRate, Number.isFinite(next) ? next : this.minRate)
+      this.rate = Math.max(this.minRate, ((this.accepted * 1000) / elapsed) * this.probe)
       this.tokens = Math.min(this.tokens, 1)
       this.refilledAt = now
-    } else if (this.pacing) {
+    } else if (this.pacing && this.accepted > 0) {
+      // Everything refused is the gate's business (it holds all requests for the Retry-After).
       if (this.held) {
-        this.rate *= this.probe
+        // No refusal at all: the limit moved or went away; find it again quickly.
+        this.rate *= this.limited === 0 ? 2 : this.probe
         this.quiet = 0
       } else if (++this.quiet >= 4) {
         this.rate = Number.POSITIVE_INFINITY

@@ -149,7 +149,7 @@ export class Transport {
       conversation: meta.conversation,
       path,
       v,
-      key: this.keys.next(),
+      key: '', // made when first sent: off the hot path, then stable across retries
       lane,
       bytes: 0,
     })
@@ -282,7 +282,7 @@ export class Transport {
   private nextShipment(): Shipment | undefined {
     const limits = this.batchLimits
     if (limits) {
-      const records = this.lanes.take(limits.maxRecords, limits.maxBytes - 16, recordBytes)
+      const records = this.lanes.take(limits.maxRecords, limits.maxBytes - 16, this.batchSize)
       if (records.length === 0) return undefined
       const only = records[0] as Pending
       if (records.length > 1 || recordBytes(only) + 16 <= limits.maxBytes)
@@ -302,13 +302,24 @@ export class Transport {
     return rec && this.single(rec)
   }
 
+  /** Bytes of a record in a batch (its key made first: the envelope carries it). */
+  private readonly batchSize = (rec: Pending): number => {
+    this.keyOf(rec)
+    return recordBytes(rec)
+  }
+
+  private keyOf(rec: Pending): string {
+    if (rec.key === '') rec.key = this.keys.next()
+    return rec.key
+  }
+
   private single(rec: Pending): Shipment {
     return {
       records: [rec],
       batch: false,
       path: rec.path,
       body: rec.body,
-      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': rec.key },
+      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': this.keyOf(rec) },
       attempts: 0,
       round: 0,
       sentAt: 0,
