@@ -383,7 +383,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
       path = this.transport.trackPath(q)
       this.queryCache.set(key, path)
     }
-    if (v === this.v) (this.paths[platform] ??= {})[type] = path
+    if (v === this.v) {
+      const forPlatform = this.paths[platform] ?? {}
+      forPlatform[type] = path
+      this.paths[platform] = forPlatform
+    }
     return path
   }
 
