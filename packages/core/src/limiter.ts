@@ -7,11 +7,13 @@
  *   +1 per success below the slow-start threshold (doubles per round trip), +1/limit above it;
  *   Little's law sizes a jump: up to 2 × arrival rate × baseline latency (500 records/s against
  *   a service 200 ms away needs about 100 in flight), at most 4× per round;
- * - every round (one limit's worth of answers) the delivery rate is compared with the round
- *   before: if a larger limit did not deliver at least 10 % more (a service or a loopback that is
- *   CPU-bound, where more sockets only cost), the limit goes back and holds for 5 s;
+ * - every round (one limit's worth of answers) the delivery rate is checked: when the limit has
+ *   grown by a quarter or more since the last checked round and it did not deliver at least
+ *   10 % more (a service or a loopback that is CPU-bound, where more sockets only cost), the
+ *   limit goes back and holds for 5 s;
  * - it halves on a congestion signal (a timeout, a 5xx, a reset), at most once per round trip:
- *   only a request sent after the previous cut can cut again;
+ *   only a request sent after the previous cut can cut again. A round without any congestion
+ *   signal re-enters slow start, so a backlog after a fault burst drains at full speed again;
  * - it never leaves [floor, cap].
  */
 export class ConcurrencyLimiter {
@@ -27,6 +29,7 @@ export class ConcurrencyLimiter {
   private prevRate = 0
   private prevLimit = 0
   private holdUntil = 0
+  private roundCongested = 0
 
   constructor(
     readonly floor: number,
@@ -64,6 +67,7 @@ export class ConcurrencyLimiter {
 
   /** A congestion signal from a request sent at `sentAt`. */
   onCongestion(sentAt: number, now: number): void {
+    this.roundCongested++
     if (sentAt < this.lastCut) return // the same round trip's news: already cut
     this.lastCut = now
     this.value = Math.max(this.floor, this.value / 2)
@@ -81,19 +85,24 @@ export class ConcurrencyLimiter {
     if (this.roundDone < Math.max(8, this.roundLimit) || elapsed < 10) return
     const rate = (this.roundDone * 1000) / elapsed
     // Only a round where the limit held delivery back says what the limit is worth.
-    if (this.roundSaturated >= this.roundDone * 0.8) {
-      if (this.roundLimit > this.prevLimit && this.prevLimit > 0 && rate < this.prevRate * 1.1) {
+    const limited = this.roundSaturated >= this.roundDone * 0.8
+    if (limited && this.roundCongested === 0) {
+      if (this.prevLimit > 0 && this.roundLimit >= this.prevLimit * 1.25 && rate < this.prevRate * 1.1) {
         // More in flight delivered no more: back to the smaller limit, and hold there a while.
         this.value = Math.max(this.floor, this.prevLimit)
         this.threshold = this.value
         this.holdUntil = now + 5_000
       } else {
-        this.prevLimit = this.roundLimit
-        this.prevRate = rate
+        if (this.prevLimit === 0 || this.roundLimit >= this.prevLimit * 1.25 || this.roundLimit < this.prevLimit) {
+          this.prevLimit = this.roundLimit
+          this.prevRate = rate
+        }
+        if (now >= this.holdUntil) this.threshold = Number.POSITIVE_INFINITY // clean round: slow start again
       }
     } else {
-      this.prevLimit = 0 // demand-bound: no comparison across this round
+      this.prevLimit = 0 // demand-bound or congested: no comparison across this round
     }
+    this.roundCongested = 0
     this.roundStart = now
     this.roundDone = 0
     this.roundSaturated = 0
