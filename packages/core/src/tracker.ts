@@ -71,7 +71,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly loss = new LossCount()
   private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
   /** Request paths by platform and type for the tracker's own `v` (no string building per call). */
-  private readonly paths = new Map<string, string>()
+  private readonly paths: Partial<Record<Platform, Partial<Record<RecordType, string>>>> = {}
 
   constructor(private readonly opts: TrackerOptions) {
     super()
@@ -358,19 +358,25 @@ class TrackerImpl extends EventEmitter implements Tracker {
       this.invalid++
       throw error
     }
-    const records: readonly WireRecord[] = Array.isArray(out) ? out : [out as WireRecord]
-    if (records.length === 0) {
+    const v = o?.v ?? this.v
+    if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord)
+    if (out.length === 0) {
       this.ignored++
       return false
     }
     let queued = false
-    const v = o?.v ?? this.v
-    for (const rec of records) {
-      const meta = { platform, type, userId: rec.userId }
-      if (rec.userId !== undefined && ignore?.(rec.userId, meta)) {
-        this.ignored++
-        continue
-      }
+    for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec)) queued = true
+    return queued
+  }
+
+  /** One serialized record: the ignore list, the wire JSON, `redact`, then the queue. */
+  private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, rec: WireRecord): boolean {
+    const ignore = this.ignore
+    if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
+      this.ignored++
+      return false
+    }
+    {
       let body: string
       try {
         body = JSON.stringify(rec.body)
@@ -383,16 +389,16 @@ class TrackerImpl extends EventEmitter implements Tracker {
         }
       }
       if (this.opts.redact) {
+        const meta = { platform, type, userId: rec.userId }
         const redacted = this.opts.redact(JSON.parse(body) as JsonObject, meta)
         if (redacted === null || redacted === undefined) {
           this.drop('redacted', { ...meta, body })
-          continue
+          return false
         }
         body = toWireJson(redacted, `${platform} ${type} (after redact)`)
       }
-      if (this.enqueue(platform, type, v, rec.userId, body, rec.conversation)) queued = true
+      return this.enqueue(platform, type, v, rec.userId, body, rec.conversation)
     }
-    return queued
   }
 
   private enqueue(
@@ -468,13 +474,20 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   /** `/track?platform&v&type&apiKey`, built once per platform, type and `v`. */
   private path(platform: Platform, type: RecordType, v: ApiVersion): string {
-    const cache = v === this.v ? this.paths : this.queryCache
-    const key = v === this.v ? platform + type : `${platform}|${type}|${v}`
-    let path = cache.get(key)
+    const byType = v === this.v ? this.paths[platform] : undefined
+    const known = byType?.[type]
+    if (known !== undefined) return known
+    const key = `${platform}|${type}|${v}`
+    let path = this.queryCache.get(key)
     if (path === undefined) {
       const q = new URLSearchParams({ platform, v, type, apiKey: this.apiKey }).toString()
       path = this.transport.trackPath(q)
-      cache.set(key, path)
+      this.queryCache.set(key, path)
+    }
+    if (v === this.v) {
+      const forPlatform = this.paths[platform] ?? {}
+      forPlatform[type] = path
+      this.paths[platform] = forPlatform
     }
     return path
   }
