@@ -1,6 +1,7 @@
 // Install size of each package with its production dependencies (peers excluded: a bot already
 // has its framework). Each package is packed as published (pnpm pack) and installed alone with
-// npm in a fresh folder, together with the tarballs of the @convotrack packages it depends on.
+// npm in a fresh folder, together with the tarballs of the @convotrack packages it depends on
+// (dependencies or peers: core is a peer of the adapters).
 // Run after `pnpm build`: node scripts/install-size.mjs  (prints a Markdown table)
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -56,7 +57,8 @@ function countPackages(dir) {
 const rows = []
 for (const p of names) {
   const manifest = JSON.parse(readFileSync(join(root, 'packages', p, 'package.json'), 'utf8'))
-  const internal = Object.keys(manifest.dependencies ?? {})
+  // Adapters take core as a peer: installed alongside, as a bot installs it.
+  const internal = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })
     .filter((d) => d.startsWith('@convotrack/'))
     .map((d) => d.slice(12))
   const dir = mkdtempSync(join(work, `${p}-`))

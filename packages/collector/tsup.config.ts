@@ -1,13 +1,7 @@
-import { defineConfig } from 'tsup'
+import { packageBuild } from '../../tsup.preset'
 
-export default defineConfig({
+export default packageBuild({
   entry: ['src/index.ts', 'src/cli.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
   // import.meta.url in the CJS build (the dashboard's public/ folder is found next to dist/).
   shims: true,
-  target: 'node20',
-  tsconfig: '../../tsconfig.build.json',
 })

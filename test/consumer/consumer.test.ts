@@ -108,7 +108,7 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(out).toEqual({
       status: 200,
       paused: true,
-      result: { delivered: true, pending: 0, sent: 1, failed: 0, dropped: 0 },
+      result: { delivered: true, pending: 0, held: 0, sent: 1, failed: 0, dropped: 0 },
     })
     expect(sink.records.find((r) => r.apiKey === 'esm-key')?.body).toEqual({ text: 'hello from esm', userId: 'u1' })
   })
@@ -134,5 +134,50 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(Object.values(out.adapters).every(Boolean)).toBe(true)
     const mine = sink.records.filter((r) => r.apiKey === 'cjs-key')
     expect(mine.map((r) => `${r.platform}/${r.type}`)).toEqual(['sms/incoming', 'generic/event'])
+  })
+
+  it('adapters declare core as a peer: the app holds one copy of core, shared by every adapter', () => {
+    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express']) {
+      const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
+      expect(manifest.dependencies?.['@convotrack/core']).toBeUndefined()
+      expect(manifest.peerDependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
+    }
+    // Nothing nested: no adapter brought its own core.
+    const copies = execFileSync('find', ['node_modules', '-path', '*/@convotrack/core/package.json'], {
+      cwd: dir,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+    expect(copies).toEqual(['node_modules/@convotrack/core/package.json'])
+  })
+
+  it('core + two adapters: errors raised inside the adapters are instances of the app’s own core classes', async () => {
+    writeFileSync(
+      join(dir, 'one-core.mjs'),
+      `
+      import { createTracker, ConvotrackError, ConfigError, InvalidRecordError } from '@convotrack/core'
+      import { trackedSendApi } from '@convotrack/messenger'
+      import { alexaTracking } from '@convotrack/alexa'
+      import { createRequire } from 'node:module'
+      const require = createRequire(import.meta.url)
+      let thrown
+      try { trackedSendApi(createTracker({ apiKey: 'k', baseUrl: process.env.SINK }), {}) } catch (e) { thrown = e }
+      const reported = []
+      const tracker = createTracker({ apiKey: 'one-core', baseUrl: process.env.SINK, onError: (e) => reported.push(e) })
+      const voice = alexaTracking(tracker)
+      voice.setNotHandled({}) // not a handler input: reported by the adapter with core's InvalidRecordError
+      const paths = ['@convotrack/messenger', '@convotrack/alexa'].map((p) =>
+        require.resolve('@convotrack/core', { paths: [require.resolve(p)] }),
+      )
+      await tracker.close()
+      console.log(JSON.stringify({
+        configError: thrown instanceof ConfigError && thrown instanceof ConvotrackError,
+        invalidRecord: reported[0] instanceof InvalidRecordError && reported[0] instanceof ConvotrackError,
+        sameFile: paths.every((p) => p === require.resolve('@convotrack/core')),
+      }))
+      `,
+    )
+    expect(await run('one-core.mjs')).toEqual({ configError: true, invalidRecord: true, sameFile: true })
   })
 })

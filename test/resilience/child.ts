@@ -287,7 +287,9 @@ async function dropRun(): Promise<DropResult> {
     retry: config.tracker.retry,
     maxQueueSize: config.drop.maxQueueSize,
     onError: (error: ConvotrackError) => {
-      dropErrors[error.code] = (dropErrors[error.code] ?? 0) + 1
+      // A full queue reports its drops in summaries: one error standing for `count` records.
+      const count = (error as { count?: number }).count ?? 1
+      dropErrors[error.code] = (dropErrors[error.code] ?? 0) + count
     },
   })
   small.on('dropped', (reason) => {
@@ -303,6 +305,7 @@ async function dropRun(): Promise<DropResult> {
   const settleBy = Date.now() + 10_000
   while (smallLogged() < 2 * result.replied && Date.now() < settleBy) await new Promise((r) => setTimeout(r, 5))
   mark('drop run: settled')
+  await small.flush(0) // reports the drop summary held back (the service is down: nothing delivers)
   const s = small.stats()
   const queued = s.queued + s.inFlight
   const out: DropResult = {

@@ -48,10 +48,9 @@ export const DEFAULT_OPTIONS: SuiteOptions = {
   users: 50,
   replyTimeoutMs: 10_000,
   flushTimeoutMs: 60_000,
-  // 600 records/s at 200 ms a request needs ≥ 120 requests in flight; the default 8 carries 40/s.
-  // maxDelayMs 2 s: with the default 30 s cap the first outage parks every request for 15–30 s
-  // (see docs/reliability.md, "Recovery after an outage"), which a 6 s run cannot show past.
-  tracker: { concurrency: 128, retry: { maxDelayMs: 2_000 } },
+  // Default tracker options: the adaptive concurrency limit and the gate carry these loads as a
+  // user who copies the one line gets them (no hand tuning).
+  tracker: {},
   drop: { maxQueueSize: 500, messages: 400 },
   seed: 9,
   childTimeoutMs: 150_000,

@@ -5,9 +5,12 @@ import {
   type Intent,
   InvalidRecordError,
   type JsonObject,
+  LAMBDA_SAFETY_MARGIN_MS,
+  remainingLambdaMs,
   type Tracker,
   validateIntent,
 } from '@convotrack/core'
+import { watchBuiltResponses } from './built-responses'
 import { DEFAULT_FLUSH_TIMEOUT_MS, type FlushPolicy, flushBudget, flushWithin } from './lambda-flush'
 import { invokeLambdaFunction } from './lambda-invoke'
 import { checkLogGroupName, formatLogLine, type LogIntegrationOptions } from './log-line'
@@ -33,13 +36,18 @@ export interface AlexaTrackingOptions {
    * set), `true` always, `false` never (records go out in the background).
    */
   flush?: FlushPolicy
-  /** Most ms an answer waits for delivery; also kept 250 ms inside the Lambda's remaining time. Default 800. */
+  /** Most ms an answer waits for delivery; also kept inside the Lambda's remaining time (core's `lambdaFlushBudget`). Default 800. */
   flushTimeoutMs?: number
 }
 
 /** Voice-skill tracking for one tracker: what {@link alexaTracking} returns. */
 export interface AlexaTracking {
-  /** ask-sdk request interceptor: opens the request's tracking state. No I/O. */
+  /**
+   * ask-sdk request interceptor: opens the request's tracking state and holds its incoming
+   * record with the tracker until the request is answered. With the response interceptor it
+   * also tracks a throwing handler: the incoming record always, and the error handler's answer
+   * when it builds it through `handlerInput.responseBuilder.getResponse()`. No I/O.
+   */
   readonly requestInterceptor: TrackingRequestInterceptor
   /**
    * ask-sdk response interceptor: tracks the incoming and the outgoing record of the request,
@@ -75,6 +83,12 @@ export interface AlexaTracking {
    */
   logIntegration(options: LogIntegrationOptions): void
 }
+
+/**
+ * Outside Lambda, the longest a request's incoming record waits for its answer before it is
+ * tracked anyway (Alexa itself gives up on a skill after 8 s).
+ */
+const HELD_REQUEST_MS = 10_000
 
 function isAlexaEvent(event: unknown): event is AlexaRequestEnvelope {
   const e = event as { version?: unknown; request?: { type?: unknown } } | null
@@ -118,26 +132,35 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     return turn && state.userMetadata ? { ...turn, ...state.userMetadata } : state.userMetadata
   }
 
+  /** Tracks the incoming record of a request, once. Never throws. */
+  const trackIncoming = (state: RequestState): void => {
+    if (state.incomingTracked) return
+    state.incomingTracked = true
+    clearTimeout(state.deadline)
+    state.deadline = undefined
+    if (!isAlexaEvent(state.event)) return
+    try {
+      tracker.alexa.logIncoming(state.event, state.context ?? undefined, {
+        notHandled: state.notHandled || undefined,
+        userMetadata: userMetadataOf(state),
+      })
+    } catch (error) {
+      tracker.reportError(error)
+    }
+  }
+
   /** Tracks what is still untracked of a request: the incoming record, then the answer. Never throws. */
   const trackRequest = (state: RequestState, answer: AlexaResponseEnvelope | undefined): void => {
+    if (answer !== undefined) state.answered = true
+    // The held incoming record goes out through the tracker's buffer (flush() was waiting for it).
+    if (state.held && !state.held.ended) state.held.end()
+    else trackIncoming(state)
+    // Not a skill request (a warm-up ping, a scheduled event): nothing more to track.
     if (!isAlexaEvent(state.event)) {
-      // Not a skill request (a warm-up ping, a scheduled event): nothing to track.
-      state.incomingTracked = true
       state.outgoingTracked = true
       return
     }
     const userMetadata = userMetadataOf(state)
-    if (!state.incomingTracked) {
-      state.incomingTracked = true
-      try {
-        tracker.alexa.logIncoming(state.event, state.context ?? undefined, {
-          notHandled: state.notHandled || undefined,
-          userMetadata,
-        })
-      } catch (error) {
-        tracker.reportError(error)
-      }
-    }
     if (answer === undefined || state.outgoingTracked || state.paused) return
     state.outgoingTracked = true
     try {
@@ -151,6 +174,45 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
   const flushFor = (state: RequestState | undefined): Promise<void> =>
     state?.wrapped ? Promise.resolve() : flushWithin(tracker, flushBudget(policy, timeoutMs, state?.context))
 
+  /**
+   * Holds the request's incoming record with the tracker, watches the answers the skill builds,
+   * and sets the request's deadline: in Lambda, in time to send the incoming record before the
+   * invocation times out; elsewhere {@link HELD_REQUEST_MS}.
+   */
+  const open = (state: RequestState, input: HandlerInputLike | undefined): void => {
+    if (input)
+      // ask-sdk skips response interceptors when a handler throws: if none saw the answer by the
+      // next turn of the event loop, the request is tracked with the last answer it built.
+      watchBuiltResponses(
+        input,
+        (response) => {
+          state.built = response
+        },
+        () => {
+          if (state.answered || state.outgoingTracked) return
+          try {
+            trackRequest(state, responseEnvelope(input, state.built))
+          } catch (error) {
+            tracker.reportError(error)
+          }
+          void flushFor(state)
+        },
+      )
+    if (state.held || state.incomingTracked) return
+    state.held = tracker.holdTurn()
+    state.held.hold(() => trackIncoming(state))
+    const remaining = remainingLambdaMs(state.context)
+    const delay =
+      remaining === undefined ? HELD_REQUEST_MS : Math.max(0, remaining - LAMBDA_SAFETY_MARGIN_MS - timeoutMs)
+    state.deadline = setTimeout(() => {
+      state.deadline = undefined
+      trackRequest(state, undefined)
+      void flushWithin(tracker, flushBudget(policy, timeoutMs, state.context))
+    }, delay)
+    // In Lambda it must fire while the invocation runs; elsewhere it never keeps a process up.
+    if (remaining === undefined) state.deadline.unref()
+  }
+
   const stateOf = (input: HandlerInputLike): RequestState | undefined => {
     try {
       return states.of(input)
@@ -162,7 +224,13 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
 
   const requestInterceptor: TrackingRequestInterceptor = {
     async process(input) {
-      stateOf(input)
+      const state = stateOf(input)
+      if (!state) return
+      try {
+        open(state, input)
+      } catch (error) {
+        tracker.reportError(error)
+      }
     },
   }
 
@@ -170,6 +238,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     async process(input, response) {
       const state = stateOf(input)
       if (!state) return
+      state.answered = true
       try {
         trackRequest(state, responseEnvelope(input, response))
       } catch (error) {
@@ -237,6 +306,11 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
       return (event: E, context?: LambdaContextLike): Promise<R> =>
         tracker.withTurn(async () => {
           const state = newRequestState(event, context, true)
+          try {
+            open(state, undefined)
+          } catch (error) {
+            tracker.reportError(error)
+          }
           let result: R | undefined
           let failure: unknown
           let failed = false

@@ -1,6 +1,6 @@
 import { promisify } from 'node:util'
 import { gunzip } from 'node:zlib'
-import { ConvotrackError, type Tracker } from '@convotrack/core'
+import { ConvotrackError, lambdaFlushBudget, type Tracker } from '@convotrack/core'
 import { parseLogLine } from './log-line'
 import type { CloudWatchLogsData, CloudWatchLogsEvent, LambdaContextLike } from './types'
 
@@ -8,7 +8,7 @@ const gunzipAsync = promisify(gunzip)
 
 /** Options of {@link createLogForwarder}. */
 export interface LogForwarderOptions {
-  /** Most ms to wait for delivery before the forwarder returns. Default 10 000, capped to the Lambda's remaining time minus 1 s. */
+  /** Most ms to wait for delivery before the forwarder returns. Default 10 000, capped to the Lambda's remaining time (core's `lambdaFlushBudget`). */
   flushTimeoutMs?: number
 }
 
@@ -58,11 +58,7 @@ export function createLogForwarder(
       if (tracker.trackSerialized(serialized)) result.forwarded++
     }
     if (result.forwarded > 0) {
-      let budget = flushTimeoutMs
-      const remaining = context?.getRemainingTimeInMillis?.()
-      if (typeof remaining === 'number' && Number.isFinite(remaining))
-        budget = Math.max(0, Math.min(budget, remaining - 1_000))
-      result.delivered = (await tracker.flush(budget)).delivered
+      result.delivered = (await tracker.flush(lambdaFlushBudget(flushTimeoutMs, context))).delivered
     }
     return result
   }

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import type { HeldTurn } from '@convotrack/core'
 import type { HandlerInputLike, VoiceTurn } from './types'
 
 /**
@@ -17,6 +18,14 @@ export interface RequestState extends VoiceTurn {
   wrapped: boolean
   /** The handler input that adopted a `handler(fn)` state (a second `invoke` in the same call gets its own). */
   adoptedBy: object | undefined
+  /** The tracker's buffer holding the incoming record until the request is answered (or its deadline). */
+  held: HeldTurn | undefined
+  /** The last response the skill built through `responseBuilder.getResponse()`: the error handler's answer. */
+  built: object | undefined
+  /** Releases the incoming record if nothing answered in time (a throwing handler, a Lambda timing out). */
+  deadline: NodeJS.Timeout | undefined
+  /** The response interceptor (or the error mapper) saw the answer. */
+  answered: boolean
 }
 
 export function newRequestState(event: unknown, context: unknown, wrapped = false): RequestState {
@@ -31,6 +40,10 @@ export function newRequestState(event: unknown, context: unknown, wrapped = fals
     paused: false,
     wrapped,
     adoptedBy: undefined,
+    held: undefined,
+    built: undefined,
+    deadline: undefined,
+    answered: false,
   }
 }
 

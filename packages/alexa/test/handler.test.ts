@@ -179,10 +179,17 @@ describe('voice.handler(fn) around an ask-sdk skill with the interceptors', () =
     expect(sink.records.filter((r) => r.type === 'incoming')).toHaveLength(1)
   })
 
-  it('the interceptors alone (no handler(fn), no instrument) miss the error path: the documented limit', async () => {
+  it('the interceptors alone (no handler(fn), no instrument) track the error path: incoming and the error answer', async () => {
     const skill = interceptorSkill(voice).create()
-    await skill.invoke(intentRequest('BoomIntent'))
-    await tracker.flush()
-    expect(sink.records).toEqual([])
+    const envelope = intentRequest('BoomIntent')
+    const got = (await skill.invoke(envelope)) as ResponseEnvelope
+    expect((await tracker.flush(5000)).delivered).toBe(true)
+    expect(sink.records.map((r) => r.type)).toEqual(['incoming', 'outgoing'])
+    expect(sink.records[0]?.body).toEqual({ event: onWire(envelope) })
+    expect(sink.records[1]?.body).toEqual({
+      event: onWire(envelope),
+      response: { version: '1.0', sessionAttributes: {}, response: got.response, intent: { name: 'BoomIntent' } },
+      service_timestamp: expect.any(Number),
+    })
   })
 })

@@ -231,6 +231,67 @@ describe('the two interceptors alone (the issue’s snippet)', () => {
       { name: 'GetFactIntent', inputs: [{ name: 'planet', value: 'Venus' }], confidence: 1 },
     ])
   })
+  it('a throwing handler: the incoming record and the error handler’s answer are tracked, like instrument()', async () => {
+    const envelope = intentRequest('BoomIntent')
+    const { answer, incoming, outgoing } = await run(interceptorSkill(voice).create(), envelope)
+    expect(answer).toEqual(await untrackedSkill().create().invoke(intentRequest('BoomIntent')))
+    expect(incoming.map((r) => r.body)).toEqual([{ event: onWire(envelope) }])
+    expect(outgoing.map((r) => r.body)).toEqual([
+      {
+        event: onWire(envelope),
+        response: {
+          version: '1.0',
+          sessionAttributes: {},
+          response: { outputSpeech: { type: 'SSML', ssml: '<speak>Sorry, something went wrong.</speak>' } },
+          intent: { name: 'BoomIntent' },
+        },
+        service_timestamp: expect.any(Number),
+      },
+    ])
+  })
+
+  it('a throwing handler under builder.lambda(): both records are delivered while Lambda waits for the event loop', async () => {
+    const lambda = interceptorSkill(voice).lambda()
+    const envelope = intentRequest('BoomIntent')
+    await new Promise((resolve, reject) =>
+      lambda(envelope, lambdaContext(), (err, result) => (err ? reject(err) : resolve(result))),
+    )
+    // What the runtime does next (callbackWaitsForEmptyEventLoop): the tracker's own flush completes.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect((await tracker.flush(5000)).held).toBe(0)
+    expect(sink.records.map((r) => r.type)).toEqual(['incoming', 'outgoing'])
+  })
+
+  it('no error handler: the skill rejects with its own error, and the incoming record is still tracked', async () => {
+    const h = handlers(voice)
+    const skill = SkillBuilders.custom()
+      .addRequestHandlers(...h.request)
+      .addRequestInterceptors(voice.requestInterceptor)
+      .addResponseInterceptors(voice.responseInterceptor)
+      .create()
+    const envelope = intentRequest('BoomIntent')
+    await expect(skill.invoke(envelope, lambdaContext(2_000))).rejects.toThrow('the fact database is down')
+    // Held until the request's deadline inside the Lambda's time; flush() waits for it.
+    const result = await tracker.flush(5_000)
+    expect(result).toMatchObject({ delivered: true, held: 0 })
+    expect(sink.records.map((r) => [r.type, r.body])).toEqual([
+      ['incoming', { event: onWire(envelope), context: lambdaContextOnWire }],
+    ])
+  })
+
+  it('a Lambda that times out (the handler never answers) still sends the incoming record in its remaining time', async () => {
+    const skill = SkillBuilders.custom()
+      .addRequestHandlers({ canHandle: () => true, handle: () => new Promise<never>(() => {}) })
+      .addRequestInterceptors(voice.requestInterceptor)
+      .addResponseInterceptors(voice.responseInterceptor)
+      .create()
+    const envelope = launchRequest()
+    const remaining = Date.now() + 2_000
+    void skill.invoke(envelope, lambdaContext(2_000))
+    await new Promise<void>((resolve) => tracker.once('sent', () => resolve()))
+    expect(Date.now()).toBeLessThan(remaining) // sent before the invocation's own deadline
+    expect(sink.records.map((r) => r.type)).toEqual(['incoming'])
+  })
 })
 
 describe('per-request state under concurrency', () => {
@@ -321,7 +382,7 @@ describe('ignore list', () => {
 })
 
 describe('never hurts the skill', () => {
-  it('a closed tracker (every tracking call throws) leaves the answers unchanged; problems go to onError', async () => {
+  it('a closed tracker (every record dropped as `closed`) leaves the answers unchanged; problems go to onError', async () => {
     const skill = instrumentedSkill(voice).create()
     const reference = untrackedSkill().create()
     await tracker.close(100)
@@ -335,7 +396,8 @@ describe('never hurts the skill', () => {
       const want = (await reference.invoke(structuredClone(envelope))) as ResponseEnvelope
       expect(got).toEqual(want)
     }
-    expect(errors.map((e) => e.code)).toContain('tracker_closed')
+    expect(errors.map((e) => e.code)).toContain('dropped_closed')
+    expect(tracker.stats().droppedByReason.closed).toBeGreaterThan(0)
   })
 
   it('bad setter input is reported, not thrown into the handler', async () => {

@@ -72,7 +72,7 @@ export class DroppedRecordError extends ConvotrackError {
 /** Why a record was dropped. */
 export type DropReason = 'queue_full' | 'redacted' | 'closed'
 
-/** Thrown by a tracking call after `close()`. */
+/** Kept for existing `instanceof` checks: a tracking call after `close()` no longer throws; the record is dropped (`closed`) and reported. */
 export class TrackerClosedError extends ConvotrackError {
   constructor() {
     super('tracker_closed', 'the tracker is closed: create a new tracker to track more records')

@@ -10,7 +10,10 @@ export {
   TrackerClosedError,
   TransportError,
 } from './errors'
+export { DEFAULT_EXIT_FLUSH_MS } from './exit-flush'
+export type { HeldLog, HeldTurn } from './held-records'
 export { toPlainJson, toWireJson } from './json'
+export { inLambda, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, remainingLambdaMs } from './lambda-budget'
 export { maskApiKey } from './loss-report'
 export { MemoryPauseStore, type MemoryPauseStoreOptions } from './pause/memory-store'
 export { type PauseStore, pauseKey } from './pause/store'

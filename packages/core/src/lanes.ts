@@ -24,6 +24,11 @@ export class Lanes {
   /** Records in lanes (not in flight, not waiting out a retry). */
   waiting = 0
 
+  /** Conversations (lanes) with a record waiting, in flight or waiting out a retry. */
+  get size(): number {
+    return this.byKey.size
+  }
+
   get hasReady(): boolean {
     return this.ready.length > 0 || this.returning.length > 0
   }

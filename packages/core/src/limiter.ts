@@ -1,14 +1,20 @@
 /**
- * Adaptive concurrency: how many requests may be in flight. AIMD with a slow start and a
- * latency guard (the TCP Reno / Vegas ideas, as in Netflix's concurrency-limits):
+ * Adaptive concurrency: how many requests may be in flight. AIMD with a slow start, checked
+ * round by round against the delivery rate (the TCP Reno / BBR ideas, as in Netflix's
+ * concurrency-limits):
  *
- * - it grows only while records wait for a free slot (the limit is what holds delivery back)
- *   and the service's latency holds: +1 per success below the slow-start threshold (doubles per
- *   round trip), +1/limit above it (one per round trip);
+ * - it grows only while records wait for a free slot (the limit is what holds delivery back):
+ *   +1 per success below the slow-start threshold (doubles per round trip), +1/limit above it;
+ *   Little's law sizes a jump: up to 2 × arrival rate × baseline latency (500 records/s against
+ *   a service 200 ms away needs about 100 in flight), at most 4× per round;
+ * - every round (one limit's worth of answers) the delivery rate is checked: when the limit has
+ *   grown by a quarter or more since the last checked round and it did not deliver at least
+ *   10 % more (a service or a loopback that is CPU-bound, where more sockets only cost), the
+ *   limit goes back and holds for 5 s;
  * - it halves on a congestion signal (a timeout, a 5xx, a reset), at most once per round trip:
- *   only a request sent after the previous cut can cut again;
- * - it never leaves [floor, cap]. By Little's law the limit settles near rate × latency, e.g.
- *   500 records/s against a service 200 ms away needs about 100.
+ *   only a request sent after the previous cut can cut again. A round without any congestion
+ *   signal re-enters slow start, so a backlog after a fault burst drains at full speed again;
+ * - it never leaves [floor, cap].
  */
 export class ConcurrencyLimiter {
   private value: number
@@ -16,6 +22,14 @@ export class ConcurrencyLimiter {
   private lastCut = 0
   private minLatency = Number.POSITIVE_INFINITY
   private minSince = 0
+  private roundStart = 0
+  private roundDone = 0
+  private roundSaturated = 0
+  private roundLimit = 0
+  private prevRate = 0
+  private prevLimit = 0
+  private holdUntil = 0
+  private roundCongested = 0
 
   constructor(
     readonly floor: number,
@@ -32,26 +46,66 @@ export class ConcurrencyLimiter {
 
   /**
    * A request answered after `latencyMs`. `saturated`: every slot was taken and records were
-   * waiting for one, so more concurrency would have sent more.
+   * waiting for one, so more concurrency could have sent more.
    */
-  onSuccess(latencyMs: number, saturated: boolean, now: number): void {
+  onSuccess(latencyMs: number, saturated: boolean, now: number, arrivalsPerSec = 0): void {
     // The baseline is the lowest latency of the last 30 s: a route change re-baselines.
     if (latencyMs < this.minLatency || now - this.minSince > 30_000) {
       this.minLatency = latencyMs
       this.minSince = now
     }
-    if (!saturated || this.value >= this.cap) return
-    // Latency well above the baseline: requests queue at the service; more would only wait there.
-    if (latencyMs > 2 * this.minLatency + 20) return
+    this.round(saturated, now)
+    if (!saturated || this.value >= this.cap || now < this.holdUntil) return
+    const before = this.value
     this.value += this.value < this.threshold ? 1 : 1 / this.value
+    if (this.value < this.threshold) {
+      const little = Math.ceil((2 * arrivalsPerSec * this.minLatency) / 1000)
+      if (little > this.value) this.value = Math.min(little, 4 * before)
+    }
     if (this.value > this.cap) this.value = this.cap
   }
 
   /** A congestion signal from a request sent at `sentAt`. */
   onCongestion(sentAt: number, now: number): void {
+    this.roundCongested++
     if (sentAt < this.lastCut) return // the same round trip's news: already cut
     this.lastCut = now
     this.value = Math.max(this.floor, this.value / 2)
     this.threshold = this.value
+  }
+
+  private round(saturated: boolean, now: number): void {
+    if (this.roundStart === 0) {
+      this.roundStart = now
+      this.roundLimit = this.limit
+    }
+    this.roundDone++
+    if (saturated) this.roundSaturated++
+    const elapsed = now - this.roundStart
+    if (this.roundDone < Math.max(8, this.roundLimit) || elapsed < 10) return
+    const rate = (this.roundDone * 1000) / elapsed
+    // Only a round where the limit held delivery back says what the limit is worth.
+    const limited = this.roundSaturated >= this.roundDone * 0.8
+    if (limited && this.roundCongested === 0) {
+      if (this.prevLimit > 0 && this.roundLimit >= this.prevLimit * 1.25 && rate < this.prevRate * 1.1) {
+        // More in flight delivered no more: back to the smaller limit, and hold there a while.
+        this.value = Math.max(this.floor, this.prevLimit)
+        this.threshold = this.value
+        this.holdUntil = now + 5_000
+      } else {
+        if (this.prevLimit === 0 || this.roundLimit >= this.prevLimit * 1.25 || this.roundLimit < this.prevLimit) {
+          this.prevLimit = this.roundLimit
+          this.prevRate = rate
+        }
+        if (now >= this.holdUntil) this.threshold = Number.POSITIVE_INFINITY // clean round: slow start again
+      }
+    } else {
+      this.prevLimit = 0 // demand-bound or congested: no comparison across this round
+    }
+    this.roundCongested = 0
+    this.roundStart = now
+    this.roundDone = 0
+    this.roundSaturated = 0
+    this.roundLimit = this.limit
   }
 }

@@ -1,13 +1,18 @@
 /**
- * Rate pacing after a rate limit (429, or 503 with Retry-After). A limit is a rate, not a wall:
- * once the service says "slower", requests are spaced at the rate it was *accepting* over the
- * last window, times a probe factor, re-measured every window. Against a token bucket of L
- * requests/s the accepted rate is L, so sending settles near L × 1.25 with L accepted (the
- * excess is answered 429 and retried after its Retry-After): delivery converges on the limit.
- * Against random 429s (a fraction p of answers, whatever the rate) the accepted rate is
- * (1 − p) × sent, so the next window allows (1 − p) × 1.25 × sent, more than sent for p < 20 %:
- * random refusals never collapse throughput. A window with no refusal while the pacer held
- * requests back raises the rate by the probe factor; a few quiet windows switch pacing off.
+ * Rate pacing after rate limits (429, or 503 with Retry-After). A limit is a rate, not a wall.
+ * Every window (500 ms, longer until 20 answers came back) the pacer looks at the share of
+ * answers that were rate-limit refusals:
+ *
+ * - over 20 %: the service is refusing for real. Requests are spaced at the rate it *accepted*
+ *   in that window × 1.25 (a probe above it). Against a token bucket of L requests/s the accepted
+ *   rate is L, so sending settles between 1.25 L and ~1.5 L with L accepted: delivery converges
+ *   on the limit, the excess is answered 429 and retried after its Retry-After;
+ * - 20 % or less: refusals are noise (random 429s, a bucket barely touched): the refused records
+ *   wait their Retry-After, and the rate, if paced and the pacer held requests back, grows by
+ *   × 1.25 per window (× 2 when nothing was refused). Random refusals never collapse throughput;
+ * - nothing accepted: the gate's business (it holds every request for the Retry-After), the
+ *   rate stays;
+ * - four windows without holding anything back switch pacing off.
  */
 export class RatePacer {
   /** Requests per second allowed; Infinity while not pacing. */
@@ -17,13 +22,13 @@ export class RatePacer {
   private windowStart = 0
   private accepted = 0
   private limited = 0
-  private sent = 0
   private held = false
   private quiet = 0
 
   constructor(
     private readonly windowMs = 500,
     private readonly probe = 1.25,
+    private readonly refusedShare = 0.2,
     private readonly minRate = 2,
   ) {}
 
@@ -31,60 +36,56 @@ export class RatePacer {
     return this.rate !== Number.POSITIVE_INFINITY
   }
 
-  /**
-   * May a request go now? Returns 0 when it may (and takes a token), else the wait in ms until
-   * one is available.
-   */
+  /** May a request go now? 0 when it may (a token is taken), else the wait in ms for the next token. */
   admit(now: number): number {
+    if (!this.pacing) return 0
     this.roll(now)
-    if (!this.pacing) {
-      this.sent++
-      return 0
-    }
+    if (!this.pacing) return 0
     const burst = Math.max(1, this.rate * 0.05)
     this.tokens = Math.min(burst, this.tokens + ((now - this.refilledAt) * this.rate) / 1000)
     this.refilledAt = now
     if (this.tokens >= 1) {
       this.tokens--
-      this.sent++
       return 0
     }
     this.held = true
     return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.rate))
   }
 
-  onAccepted(now: number, n = 1): void {
+  onAccepted(now: number): void {
+    this.accepted++
     this.roll(now)
-    this.accepted += n
   }
 
-  /** A rate-limit answer: the pacer engages (at the latest at the end of this window). */
+  /** A rate-limit answer. */
   onLimited(now: number): void {
-    this.roll(now)
     this.limited++
-    if (!this.pacing && now - this.windowStart >= 100) this.roll(now, true)
+    this.roll(now)
   }
 
-  private roll(now: number, force = false): void {
+  private roll(now: number): void {
+    if (this.windowStart === 0) this.windowStart = now
     const elapsed = now - this.windowStart
-    if (!force && elapsed < this.windowMs) return
-    if (this.windowStart !== 0 && elapsed > 0 && this.sent > 0) {
-      const acceptedRate = (this.accepted * 1000) / Math.min(elapsed, 2 * this.windowMs)
-      if (this.limited > 0) {
+    const answers = this.accepted + this.limited
+    if (elapsed < this.windowMs || (answers < 20 && elapsed < 4 * this.windowMs)) return
+    if (this.accepted > 0 && this.limited > answers * this.refusedShare) {
+      this.quiet = 0
+      this.rate = Math.max(this.minRate, ((this.accepted * 1000) / elapsed) * this.probe)
+      this.tokens = Math.min(this.tokens, 1)
+      this.refilledAt = now
+    } else if (this.pacing && this.accepted > 0) {
+      // Everything refused is the gate's business (it holds all requests for the Retry-After).
+      if (this.held) {
+        // No refusal at all: the limit moved or went away; find it again quickly.
+        this.rate *= this.limited === 0 ? 2 : this.probe
         this.quiet = 0
-        const next = this.accepted > 0 ? acceptedRate * this.probe : this.rate / 2
-        this.rate = Math.max(this.minRate, Number.isFinite(next) ? next : this.minRate)
-        if (this.tokens > 1) this.tokens = 1
-        this.refilledAt = now
-      } else if (this.pacing) {
-        if (this.held) this.rate *= this.probe
-        if (++this.quiet >= 4) this.rate = Number.POSITIVE_INFINITY
+      } else if (++this.quiet >= 4) {
+        this.rate = Number.POSITIVE_INFINITY
       }
     }
     this.windowStart = now
     this.accepted = 0
     this.limited = 0
-    this.sent = 0
     this.held = false
   }
 }

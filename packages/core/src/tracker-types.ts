@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici'
 import type { ConvotrackError, DropReason } from './errors'
+import type { HeldTurn } from './held-records'
 import type { PauseStore } from './pause/store'
 import type { RetryOptions } from './retry'
 import type { TurnState } from './scope'
@@ -93,6 +94,13 @@ export interface TrackerOptions {
   pauses?: PauseStore
   /** Messenger incoming: `'user'` (default) leaves out echoes and delivery/read receipts; `'all'` keeps them. */
   messengerEvents?: 'user' | 'all'
+  /**
+   * When the event loop empties (`beforeExit`) with records pending, deliver what can be
+   * delivered within this many ms before the process ends. `false` or `0` turns it off. An
+   * idle tracker never keeps a process alive. Whatever is still undelivered when the process
+   * ends is said once on the logger either way. Default `true` (3000 ms).
+   */
+  flushOnExit?: boolean | number
 }
 
 /** Per-call options of every tracking call. */
@@ -118,9 +126,15 @@ export interface EventOptions {
 
 /** Result of {@link Tracker.flush}. */
 export interface FlushResult {
-  /** True when nothing is pending and no record failed or was dropped since the previous flush. */
+  /** True when nothing is pending or held and no record failed or was dropped since the previous flush. */
   delivered: boolean
   pending: number
+  /**
+   * Records adapters still held at the deadline: in turn buffers ({@link Tracker.holdTurn}) plus
+   * unfinished work that will produce records ({@link Tracker.holdWork}). After `close()`, those
+   * turn-buffer records are counted as dropped (`closed`).
+   */
+  held: number
   sent: number
   failed: number
   dropped: number
@@ -132,6 +146,8 @@ export interface TrackerStats extends TransportStats {
   ignored: number
   /** Records rejected as invalid at the call. */
   invalid: number
+  /** Records adapters hold now (turn buffers plus unfinished work that will produce records). */
+  held: number
   /** True once the service advertised batches and records go in batches (see the `batch` option). */
   batching: boolean
 }
@@ -222,9 +238,32 @@ export interface Tracker {
   readonly pauses: PauseStore
   /** Asks the pause store; a failing store is reported and counts as not paused (the bot keeps answering). */
   isPaused(key: string | undefined): Promise<boolean>
-  /** Waits until everything handed over is delivered or failed, at most `timeoutMs` (default 10 000). Never rejects. */
+  /**
+   * Opens a buffer for the current turn's records (or the turn `state`'s): an adapter holds a
+   * record there until the turn has decided about it (its NotHandled, its intent, the message a
+   * reply answers). `flush()` and `close()` wait for held records.
+   *
+   * @example const held = tracker.holdTurn(); held.hold(() => tracker.kik.logIncoming(record)); next(); held.end()
+   */
+  holdTurn(state?: TurnState): HeldTurn
+  /** The current turn's open buffer from {@link Tracker.holdTurn}, if any (a reply about to go out releases its message). */
+  heldTurn(): HeldTurn | undefined
+  /**
+   * Registers work that will hand records to the tracker when it settles (a lookup the records
+   * need): `flush()` and `close()` wait for it within their timeout.
+   *
+   * @example tracker.holdWork(teamInfo.then((name) => tracker.slack.logIncoming({ ...record, team: { id, name } })))
+   */
+  holdWork(work: PromiseLike<unknown>): void
+  /**
+   * Waits until everything handed over is delivered or failed, at most `timeoutMs` (default
+   * 10 000): first for records adapters hold (turn buffers, lookups), then for delivery. Never rejects.
+   */
   flush(timeoutMs?: number): Promise<FlushResult>
-  /** Flushes (at most `timeoutMs`), frees sockets and refuses new records. */
+  /**
+   * Flushes (at most `timeoutMs`), frees sockets and refuses new records: a record that arrives
+   * afterwards is counted as dropped (`closed`) and reported, never thrown at the bot.
+   */
   close(timeoutMs?: number): Promise<FlushResult>
   /** True after `close()`. */
   readonly closed: boolean

@@ -6,13 +6,15 @@ import {
   DroppedRecordError,
   type DropReason,
   InvalidRecordError,
-  TrackerClosedError,
   type TransportError,
 } from './errors'
+import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './exit-flush'
+import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
 import { DropSummary, info, LossCount, maskApiKey } from './loss-report'
 import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
+import { describeUndelivered } from './pending-report'
 import { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
 import { serializeEvent } from './platforms/events'
 import { TurnScope, type TurnState } from './scope'
@@ -59,12 +61,17 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly warnings: WarnLimiter
   private sink: ((record: SerializedRecord) => void) | undefined
   private isClosed = false
+  /** After close()'s flush: records are dropped (`closed`), not sent. */
+  private refusing = false
+  private readonly held: HeldRecords
+  private readonly exitFlushMs: number
+  private watchingExit = false
   private ignored = 0
   private invalid = 0
   private readonly loss = new LossCount()
   private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
   /** Request paths by platform and type for the tracker's own `v` (no string building per call). */
-  private readonly paths = new Map<string, string>()
+  private readonly paths: Partial<Record<Platform, Partial<Record<RecordType, string>>>> = {}
 
   constructor(private readonly opts: TrackerOptions) {
     super()
@@ -83,6 +90,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
         `baseUrl must be an http(s) URL such as ${DEFAULT_BASE_URL} (got ${JSON.stringify(baseUrl)})`,
       )
     }
+    this.exitFlushMs = exitFlushMs(opts.flushOnExit)
+    if (Number.isNaN(this.exitFlushMs))
+      throw new ConfigError(
+        `flushOnExit must be true, false or a number of ms ≥ 0 (got ${JSON.stringify(opts.flushOnExit)})`,
+      )
     this.v = opts.v ?? '11.1.0-rest'
     this.logger = opts.logger ?? console
     this.warnings = new WarnLimiter(this.logger)
@@ -123,9 +135,24 @@ class TrackerImpl extends EventEmitter implements Tracker {
           this.safeEmit('retry', error, info(meta, false), delay)
         },
         wantsRetry: () => this.opts.debug === true || this.listenerCount('retry') > 0,
-        onDrained: () => this.safeEmit('drained'),
+        onDrained: () => {
+          this.unwatchExitIfIdle()
+          this.safeEmit('drained')
+        },
       },
     )
+    this.held = new HeldRecords({
+      inTurn: (state, fn) => (state ? this.scope.run(fn, state) : fn()),
+      report: (error) => this.reportError(error),
+      abandon: (count) => {
+        const c = this.transport.counters
+        c.dropped += count
+        c.droppedByReason.closed += count
+        this.loss.add(count)
+      },
+      onHeld: () => this.watchExit(),
+      onSettled: () => this.unwatchExitIfIdle(),
+    })
     const channels = buildChannels((platform, type, o, serialize, a, b) =>
       this.track(platform, type, o, serialize, a, b),
     )
@@ -183,6 +210,18 @@ class TrackerImpl extends EventEmitter implements Tracker {
     return options?.includeLoose ? this.scope.readable() : this.scope.active()
   }
 
+  holdTurn(state?: TurnState): HeldTurn {
+    return this.held.open(state ?? this.scope.active())
+  }
+
+  heldTurn(): HeldTurn | undefined {
+    return this.held.of(this.scope.active())
+  }
+
+  holdWork(work: PromiseLike<unknown>): void {
+    this.held.add(work)
+  }
+
   async isPaused(key: string | undefined): Promise<boolean> {
     if (!key) return false
     try {
@@ -203,11 +242,15 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.fullDrops.flush()
     const lossBefore = this.loss.takeSinceFlush()
     const totalAtStart = this.loss.total
-    const drained = await this.transport.drain(timeoutMs)
+    const started = Date.now()
+    // Held records first (they become queued records), then delivery, within one timeout.
+    const settled = await this.held.settled(timeoutMs)
+    const drained = await this.transport.drain(Math.max(0, timeoutMs - (Date.now() - started)))
     const s = this.transport.stats()
     return {
-      delivered: drained && lossBefore === 0 && this.loss.total === totalAtStart,
+      delivered: settled && drained && lossBefore === 0 && this.loss.total === totalAtStart,
       pending: this.transport.pending,
+      held: this.held.size,
       sent: s.sent,
       failed: s.failed,
       dropped: s.dropped,
@@ -215,24 +258,31 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   async close(timeoutMs = 10_000): Promise<FlushResult> {
+    // Records held by adapters and records logged while close() waits still go out; after the
+    // flush, new records are dropped (`closed`).
     this.isClosed = true
     const flushed = await this.flush(timeoutMs)
+    this.refusing = true
     const lossBefore = this.loss.total
+    const facts = this.undelivered()
+    const heldAtDeadline = this.held.abandonAll()
     const abandoned = await this.transport.destroy()
-    if (abandoned.length > 0) {
+    exitWatch.unwatch(this.exitHook)
+    if (abandoned.length > 0 || heldAtDeadline > 0) {
       this.loss.add(abandoned.length)
       this.reportError(
         new ConvotrackError(
           'closed_with_pending',
-          `closed with ${abandoned.length} records undelivered after waiting ${timeoutMs} ms`,
+          `closed with ${describeUndelivered(facts)} after waiting ${timeoutMs} ms`,
         ),
-        info(abandoned[0] as RecordMeta, true),
+        abandoned.length > 0 ? info(abandoned[0] as RecordMeta, true) : undefined,
       )
     }
     const s = this.transport.stats()
     return {
       delivered: flushed.delivered && this.loss.total === lossBefore,
       pending: this.transport.pending,
+      held: heldAtDeadline + this.held.pendingWork,
       sent: s.sent,
       failed: s.failed,
       dropped: s.dropped,
@@ -245,6 +295,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
       ignored: this.ignored,
       invalid: this.invalid,
       batching: this.transport.batching,
+      held: this.held.size,
     }
   }
 
@@ -267,7 +318,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   trackSerialized(record: SerializedRecord): boolean {
-    if (this.isClosed) throw new TrackerClosedError()
+    if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
     if (!this.sink && this.transport.full) return this.dropFull(record.platform, record.type, record.userId)
     return this.enqueue(record.platform, record.type, record.v ?? this.v, record.userId, record.body)
   }
@@ -281,7 +332,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     a: A,
     b: B,
   ): boolean {
-    if (this.isClosed) throw new TrackerClosedError()
+    if (this.refusing) return this.refuse(platform, type, undefined)
     // Full: the record is dropped before any work is spent on it.
     if (!this.sink && this.transport.full) {
       const userId = (a as { userId?: unknown } | undefined)?.userId
@@ -307,19 +358,25 @@ class TrackerImpl extends EventEmitter implements Tracker {
       this.invalid++
       throw error
     }
-    const records: readonly WireRecord[] = Array.isArray(out) ? out : [out as WireRecord]
-    if (records.length === 0) {
+    const v = o?.v ?? this.v
+    if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord)
+    if (out.length === 0) {
       this.ignored++
       return false
     }
     let queued = false
-    const v = o?.v ?? this.v
-    for (const rec of records) {
-      const meta = { platform, type, userId: rec.userId }
-      if (rec.userId !== undefined && ignore?.(rec.userId, meta)) {
-        this.ignored++
-        continue
-      }
+    for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec)) queued = true
+    return queued
+  }
+
+  /** One serialized record: the ignore list, the wire JSON, `redact`, then the queue. */
+  private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, rec: WireRecord): boolean {
+    const ignore = this.ignore
+    if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
+      this.ignored++
+      return false
+    }
+    {
       let body: string
       try {
         body = JSON.stringify(rec.body)
@@ -332,16 +389,16 @@ class TrackerImpl extends EventEmitter implements Tracker {
         }
       }
       if (this.opts.redact) {
+        const meta = { platform, type, userId: rec.userId }
         const redacted = this.opts.redact(JSON.parse(body) as JsonObject, meta)
         if (redacted === null || redacted === undefined) {
           this.drop('redacted', { ...meta, body })
-          continue
+          return false
         }
         body = toWireJson(redacted, `${platform} ${type} (after redact)`)
       }
-      if (this.enqueue(platform, type, v, rec.userId, body, rec.conversation)) queued = true
+      return this.enqueue(platform, type, v, rec.userId, body, rec.conversation)
     }
-    return queued
   }
 
   private enqueue(
@@ -362,18 +419,75 @@ class TrackerImpl extends EventEmitter implements Tracker {
       this.dropFull(platform, type, userId)
       return false
     }
+    if (!this.watchingExit) this.watchExit()
     return true
+  }
+
+  /** A record after close(): counted as dropped (`closed`) and reported, never thrown at the bot. */
+  private refuse(platform: Platform, type: RecordType, userId: string | undefined): false {
+    this.drop('closed', { platform, type, userId })
+    return false
+  }
+
+  /** What is still undelivered, in the terms of the loss report. */
+  private undelivered() {
+    return {
+      ...this.transport.pendingSummary(),
+      held: this.held.records,
+      queueFull: this.transport.counters.droppedByReason.queue_full,
+    }
+  }
+
+  /** The process end, as this tracker sees it (see exit-flush.ts). */
+  private readonly exitHook: ExitParticipant = {
+    pendingCount: () => this.transport.pending + this.held.size,
+    exitFlush: () => (this.exitFlushMs > 0 ? this.flush(this.exitFlushMs) : Promise.resolve()),
+    reportExitLoss: (cause: ExitCause) => this.reportExitLoss(cause),
+  }
+
+  private watchExit(): void {
+    if (this.watchingExit || this.refusing) return
+    this.watchingExit = true
+    exitWatch.watch(this.exitHook)
+  }
+
+  private unwatchExitIfIdle(): void {
+    if (!this.watchingExit || this.transport.pending > 0 || this.held.size > 0) return
+    this.watchingExit = false
+    exitWatch.unwatch(this.exitHook)
+  }
+
+  /** Said once, synchronously, as the process ends with records undelivered. */
+  private reportExitLoss(cause: ExitCause): void {
+    const facts = this.undelivered()
+    const how =
+      cause === 'exit'
+        ? 'process.exit() was called'
+        : this.exitFlushMs > 0
+          ? `the process is ending after waiting up to ${this.exitFlushMs} ms for delivery (flushOnExit)`
+          : 'the process is ending (flushOnExit is off)'
+    this.loss.add(facts.records + facts.held)
+    this.logger.warn(
+      `[convotrack] ${how} with ${describeUndelivered(facts)}. To wait for delivery, call \`await tracker.close()\` before the process ends.`,
+    )
   }
 
   /** `/track?platform&v&type&apiKey`, built once per platform, type and `v`. */
   private path(platform: Platform, type: RecordType, v: ApiVersion): string {
-    const cache = v === this.v ? this.paths : this.queryCache
-    const key = v === this.v ? platform + type : `${platform}|${type}|${v}`
-    let path = cache.get(key)
+    const byType = v === this.v ? this.paths[platform] : undefined
+    const known = byType?.[type]
+    if (known !== undefined) return known
+    const key = `${platform}|${type}|${v}`
+    let path = this.queryCache.get(key)
     if (path === undefined) {
       const q = new URLSearchParams({ platform, v, type, apiKey: this.apiKey }).toString()
       path = this.transport.trackPath(q)
-      cache.set(key, path)
+      this.queryCache.set(key, path)
+    }
+    if (v === this.v) {
+      const forPlatform = this.paths[platform] ?? {}
+      forPlatform[type] = path
+      this.paths[platform] = forPlatform
     }
     return path
   }
@@ -403,7 +517,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
     c.droppedByReason[reason]++
     this.safeEmit('dropped', reason, info(meta, false))
     if (reason === 'redacted') return // deliberate: counted, not an error
-    const message = `record dropped (${reason})`
+    const message =
+      reason === 'closed'
+        ? 'the tracker is closed: record dropped (create a new tracker to track more records)'
+        : `record dropped (${reason})`
     this.lose(new DroppedRecordError(reason, message), meta, meta.body)
   }
 

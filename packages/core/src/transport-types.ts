@@ -83,3 +83,15 @@ export interface TransportOptions {
   /** Values never quoted in an error (the tracking key): a service page may echo the request URL. */
   secrets?: readonly string[]
 }
+
+/** What is pending in the transport, for the loss report at close and at exit. */
+export interface PendingSummary {
+  /** Records queued, waiting out a retry or in flight. */
+  records: number
+  /** Conversations (else users) they belong to. */
+  conversations: number
+  /** Of `records`, those waiting out a retry delay or the gate. */
+  retrying: number
+  /** The last attempts could not connect: the service is unreachable. */
+  unreachable: boolean
+}

@@ -17,7 +17,15 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from './retry'
-import type { Pending, RecordMeta, Shipment, TransportHooks, TransportOptions, TransportStats } from './transport-types'
+import type {
+  Pending,
+  PendingSummary,
+  RecordMeta,
+  Shipment,
+  TransportHooks,
+  TransportOptions,
+  TransportStats,
+} from './transport-types'
 import type { ApiVersion } from './types'
 
 export type { RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
@@ -58,6 +66,10 @@ export class Transport {
   private pumpScheduled = false
   private paceTimer: NodeJS.Timeout | undefined
   private lastSuccessAt = 0
+  /** Records handed over per second (measured over ~250 ms), for Little's law. */
+  private arrivals = 0
+  private arrivalsAt = 0
+  private arrivalRate = 0
   private limitedRun = 0
   private batchLimits: BatchLimits | undefined
   /** Batches may be used (`batch !== false`, and `/track/batch` never answered 404/405). */
@@ -126,6 +138,16 @@ export class Transport {
     return { concurrency: this.limiter.limit, rate: this.pacer.rate }
   }
 
+  /** What is pending, for the loss report at close and at exit. */
+  pendingSummary(): PendingSummary {
+    return {
+      records: this.pending,
+      conversations: this.lanes.size,
+      retrying: this.retrying + this.returnedRecords + (this.gate.until > Date.now() ? this.lanes.waiting : 0),
+      unreachable: this.gate.connectFailures > 0,
+    }
+  }
+
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
   trackPath(query: string): string {
     return `${this.basePath}/track?${query}`
@@ -145,11 +167,12 @@ export class Transport {
       conversation: meta.conversation,
       path,
       v,
-      key: this.keys.next(),
+      key: '', // made when first sent: off the hot path, then stable across retries
       lane,
       bytes: 0,
     })
     this.heldBytes += meta.body.length
+    this.arrivals++
     this.schedulePump()
     return true
   }
@@ -242,6 +265,12 @@ export class Transport {
   private pump(): void {
     if (this.destroyed) return
     const now = Date.now()
+    if (now - this.arrivalsAt >= 250) {
+      const rate = (this.arrivals * 1000) / (now - this.arrivalsAt)
+      this.arrivalRate = this.arrivalsAt === 0 ? 0 : (this.arrivalRate + rate) / 2
+      this.arrivals = 0
+      this.arrivalsAt = now
+    }
     if (this.gate.holds(now, this.wake, this.waiters.size > 0)) return
     let limit = this.gate.probing ? 1 : this.limiter.limit
     if (this.batchLimits && limit > BATCHES_IN_FLIGHT) limit = BATCHES_IN_FLIGHT
@@ -271,7 +300,7 @@ export class Transport {
   private nextShipment(): Shipment | undefined {
     const limits = this.batchLimits
     if (limits) {
-      const records = this.lanes.take(limits.maxRecords, limits.maxBytes - 16, recordBytes)
+      const records = this.lanes.take(limits.maxRecords, limits.maxBytes - 16, this.batchSize)
       if (records.length === 0) return undefined
       const only = records[0] as Pending
       if (records.length > 1 || recordBytes(only) + 16 <= limits.maxBytes)
@@ -291,13 +320,24 @@ export class Transport {
     return rec && this.single(rec)
   }
 
+  /** Bytes of a record in a batch (its key made first: the envelope carries it). */
+  private readonly batchSize = (rec: Pending): number => {
+    this.keyOf(rec)
+    return recordBytes(rec)
+  }
+
+  private keyOf(rec: Pending): string {
+    if (rec.key === '') rec.key = this.keys.next()
+    return rec.key
+  }
+
   private single(rec: Pending): Shipment {
     return {
       records: [rec],
       batch: false,
       path: rec.path,
       body: rec.body,
-      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': rec.key },
+      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': this.keyOf(rec) },
       attempts: 0,
       round: 0,
       sentAt: 0,
@@ -374,9 +414,9 @@ export class Transport {
     this.lastSuccessAt = now
     this.limitedRun = 0
     this.gate.opened()
-    this.pacer.onAccepted(now, 1)
+    this.pacer.onAccepted(now)
     const waiting = this.returned.length > 0 || this.lanes.hasReady
-    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now)
+    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now, s.batch ? 0 : this.arrivalRate)
     this.lanes.settle(s.records)
     for (let i = 0; i < s.records.length; i++) {
       const rec = s.records[i] as Pending

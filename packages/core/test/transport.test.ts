@@ -45,7 +45,7 @@ describe('delivery', () => {
     tracker = createTracker({ apiKey: 'key with&=chars', baseUrl: `${sink.url}/base/` })
     tracker.universal.logIncoming({ text: 'hi', userId: 'u1' })
     tracker.universal.logOutgoing({ text: 'hello', userId: 'u1' }, { v: '10.1.1-rest' })
-    expect(await tracker.flush()).toEqual({ delivered: true, pending: 0, sent: 2, failed: 0, dropped: 0 })
+    expect(await tracker.flush()).toEqual({ delivered: true, pending: 0, held: 0, sent: 2, failed: 0, dropped: 0 })
     const [a, b] = sink.records
     expect(a?.query.toString()).toBe('platform=universal&v=11.1.0-rest&type=incoming&apiKey=key+with%26%3Dchars')
     expect(a?.apiKey).toBe('key with&=chars')
@@ -258,12 +258,19 @@ describe('flush and close', () => {
     expect(sink.records).toHaveLength(1)
   })
 
-  it('close() flushes, then refuses new records with a clear error', async () => {
-    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
+  it('close() flushes, then drops new records as `closed` (counted and reported, never thrown)', async () => {
+    const reported: string[] = []
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, onError: (e) => reported.push(e.code) })
     tracker.universal.logIncoming({ text: 't', userId: 'u' })
     expect(await tracker.close()).toMatchObject({ delivered: true, sent: 1 })
     expect(tracker.closed).toBe(true)
-    expect(() => tracker?.universal.logIncoming({ text: 't', userId: 'u' })).toThrow(/tracker is closed/)
+    expect(tracker.universal.logIncoming({ text: 't', userId: 'u' })).toBe(false)
+    expect(
+      tracker.trackSerialized({ platform: 'generic', type: 'incoming', v: '11.1.0-rest', userId: 'u', body: '{}' }),
+    ).toBe(false)
+    expect(tracker.stats()).toMatchObject({ dropped: 2, droppedByReason: { closed: 2 } })
+    expect(reported).toEqual(['dropped_closed', 'dropped_closed'])
+    expect(sink.records).toHaveLength(1)
   })
 
   it('close() with the service down gives up at its timeout and counts what was left', async () => {

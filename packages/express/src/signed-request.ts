@@ -55,8 +55,9 @@ export interface SignedJsonReader {
 }
 
 /**
- * Lets a guard without `forget` (core's `ReplayGuard`) accept one retry of an id whose
- * processing failed on our side: the id stays recorded, so only that one retry gets through.
+ * Lets a custom guard without `forget` accept one retry of an id whose processing failed on
+ * our side: the id stays recorded, so only that one retry gets through. Core's `ReplayGuard`
+ * and `RedisReplayGuard` have `forget` and are used as they are.
  */
 function withForget(inner: WebhookReplayGuard): Required<WebhookReplayGuard> {
   if (inner.forget) return inner as Required<WebhookReplayGuard>

@@ -1,4 +1,4 @@
-import type { Tracker, TurnState } from '@convotrack/core'
+import type { Tracker } from '@convotrack/core'
 import { asArray, incomingRecord, isSignalMessage, outgoingRecords } from './records'
 import { kikSdkUnsupportedReason } from './sdk-support'
 import type { KikBot, KikIncoming, KikMiddleware, KikOutgoingInput, KikTracking, KikTrackingOptions } from './types'
@@ -21,8 +21,6 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
   if (unsupported) throw new Error(unsupported)
   const trackSignals = options.events === 'all'
   const keyOf = options.pauseKey ?? ((m: KikIncoming) => m.chatId || m.from || undefined)
-  /** Outgoing records of a turn whose incoming record is not logged yet (kept in order after it). */
-  const heldOutgoing = new WeakMap<TurnState, Array<() => void>>()
   let defaultBot: Pick<KikBot, 'username' | 'apiKey'> | undefined
 
   const safely = (fn: () => void): void => {
@@ -47,9 +45,9 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
     const log = () => {
       for (const record of records) safely(() => tracker.kik.logOutgoing(record))
     }
-    const turn = tracker.currentTurn()
-    const held = turn && heldOutgoing.get(turn)
-    if (held) held.push(log)
+    // Inside the handlers' synchronous part the turn's buffer is open: the reply waits for the message.
+    const held = tracker.heldTurn()
+    if (held) held.hold(log)
     else log()
   }
 
@@ -92,20 +90,17 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
       logIncoming(incoming)
       return
     }
-    const turn = tracker.currentTurn()
-    const held: Array<() => void> = []
-    if (turn) heldOutgoing.set(turn, held)
+    // The message is held while the handlers' synchronous part runs, so a `tracker.setNotHandled()`
+    // in it marks this message; replies it sends are held behind it, in order.
+    const held = tracker.holdTurn()
+    held.hold(() => logIncoming(incoming))
     let thrown: { error: unknown } | undefined
     try {
-      // The handlers' synchronous part runs first, so a `tracker.setNotHandled()` in it marks
-      // this message; replies it sends are held and tracked after the message.
       next()
     } catch (error) {
       thrown = { error }
     }
-    if (turn) heldOutgoing.delete(turn)
-    logIncoming(incoming)
-    for (const log of held) log()
+    held.end()
     // A handler's own error surfaces as it would without tracking: uncaught, unchanged.
     if (thrown) process.nextTick(rethrow, thrown.error)
   }

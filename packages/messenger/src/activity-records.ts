@@ -1,5 +1,6 @@
 import {
   type CallOptions,
+  type HeldLog,
   type JsonObject,
   type MessengerMessagingItem,
   type MessengerSendRequest,
@@ -9,7 +10,6 @@ import {
   type UniversalMessage,
 } from '@convotrack/core'
 import type { BotActivity, BotResourceResponse } from './framework-types'
-import type { IncomingLog } from './pending-incoming'
 import { messengerIncomingLog } from './webhook-body'
 
 /** The channel whose activities carry Messenger's own JSON in `channelData`. */
@@ -24,7 +24,7 @@ export interface IncomingPlan {
   userId: string
   /** Pause key: the Messenger user id on `facebook`, else the conversation id (or the user id). */
   pauseKey: string | undefined
-  log: IncomingLog
+  log: HeldLog
 }
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -87,7 +87,7 @@ export function planIncoming(tracker: Tracker, activity: BotActivity): IncomingP
     userId: message.userId,
     pauseKey: pauseKey(message),
     log: (turn) => {
-      const options = { notHandled: turn.notHandled, ...(turn.userMetadata && { userMetadata: turn.userMetadata }) }
+      const options = { notHandled: turn?.notHandled, ...(turn?.userMetadata && { userMetadata: turn.userMetadata }) }
       tracker.withTurn(() => tracker.universal.logIncoming(message, options))
     },
   }

@@ -1,7 +1,6 @@
 import type { CallOptions, Tracker } from '@convotrack/core'
 import { type IncomingPlan, logOutgoingActivities, planIncoming } from './activity-records'
 import type { BotTurnContext } from './framework-types'
-import { holdIncoming } from './pending-incoming'
 
 /** Options of {@link MessengerMiddleware}. */
 export interface MessengerMiddlewareOptions {
@@ -40,15 +39,15 @@ export class MessengerMiddleware {
     const paused = plan !== undefined && this.pause && (await tracker.isPaused(plan.pauseKey))
     return tracker.withTurn(async () => {
       const turn = tracker.currentTurn()
-      const pending = holdIncoming(tracker)
-      if (plan && pending) pending.hold(plan.userId, plan.log)
+      const held = tracker.holdTurn()
+      if (plan) held.hold(plan.log, plan.userId)
       if (paused) {
-        pending?.releaseAll()
+        held.end()
         return // the bot does not answer a paused user: next() is not called
       }
       try {
         context.onSendActivities(async (_ctx, activities, sendNext) => {
-          pending?.releaseAll()
+          held.release()
           const options: CallOptions = {}
           if (turn?.outgoingIntent) options.intent = turn.outgoingIntent
           if (turn?.userMetadata) options.userMetadata = turn.userMetadata
@@ -62,7 +61,7 @@ export class MessengerMiddleware {
       try {
         await next()
       } finally {
-        pending?.releaseAll()
+        held.end()
       }
     })
   }

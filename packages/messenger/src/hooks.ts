@@ -1,5 +1,4 @@
 import { type JsonObject, type MessengerSendRequest, type Tracker, toPlainJson } from '@convotrack/core'
-import { releaseIncoming } from './pending-incoming'
 
 /** A message as a receive/send middleware of a bot framework sees it (Botkit-style: Messenger's own fields, plus the framework's). */
 export interface HookMessage {
@@ -99,7 +98,8 @@ export function send(tracker: Tracker): MessengerHook {
     try {
       const json = sendBodyOf(message)
       if (json) {
-        releaseIncoming(tracker, isObject(json.recipient) ? String(json.recipient.id) : undefined)
+        // The held incoming record of the recipient goes first (webhook and botbuilder turns hold it).
+        tracker.heldTurn()?.release(isObject(json.recipient) ? String(json.recipient.id) : undefined)
         tracker.messenger.logOutgoing({ method: 'POST', json })
       }
     } catch (error) {

@@ -5,7 +5,6 @@ import {
   type MessengerSendResponse,
   type Tracker,
 } from '@convotrack/core'
-import { releaseIncoming } from './pending-incoming'
 import { MessengerSendError } from './send-error'
 
 /** Options of {@link trackedSendApi}. */
@@ -45,7 +44,7 @@ export function trackedSendApi(tracker: Tracker, options: TrackedSendApiOptions)
     const intent = turn?.outgoingIntent
     const userMetadata = turn?.userMetadata
     const tracked = message?.message !== undefined
-    if (tracked) releaseIncoming(tracker, recipientId)
+    if (tracked) tracker.heldTurn()?.release(recipientId)
 
     const response = await fetch(url, {
       method: 'POST',

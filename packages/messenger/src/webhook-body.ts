@@ -1,4 +1,5 @@
 import {
+  type HeldLog,
   isMessengerUserEvent,
   type JsonObject,
   type MessengerMessagingItem,
@@ -7,7 +8,6 @@ import {
   type Tracker,
   toPlainJson,
 } from '@convotrack/core'
-import type { IncomingLog } from './pending-incoming'
 
 /** One messaging item as the bot sees it (`live`, where it may set `intent`) and as it arrived. */
 interface HeldItem {
@@ -88,19 +88,25 @@ export function withoutUsers(body: RawBody, removed: ReadonlySet<string>): RawBo
  * they arrived, each with the intent the bot put on it (`item.intent = …`), else NotHandled
  * when the turn says so (spec: the intent goes inside each `messaging` item).
  */
-export function messengerIncomingLog(tracker: Tracker, object: string, user: UserItems): IncomingLog {
+export function messengerIncomingLog(tracker: Tracker, object: string, user: UserItems): HeldLog {
   return (turn) => {
     const entry = [...user.entries.values()].map(({ fields, items }) => ({
       ...fields,
       messaging: items.map(({ live, snapshot }) => {
-        const intent = live.intent ?? snapshot.intent ?? (turn.notHandled ? NOT_HANDLED : undefined)
+        const intent = live.intent ?? snapshot.intent ?? (turn?.notHandled ? NOT_HANDLED : undefined)
         return intent ? { ...snapshot, intent } : snapshot
       }),
     }))
     const body = { object, entry } as MessengerWebhookBody
     // A fresh turn, so core adds no turn-wide intent over the per-item ones set above.
-    tracker.withTurn(() =>
-      tracker.messenger.logIncoming(body, turn.userMetadata ? { userMetadata: turn.userMetadata } : {}),
-    )
+    try {
+      tracker.withTurn(() =>
+        tracker.messenger.logIncoming(body, turn?.userMetadata ? { userMetadata: turn.userMetadata } : {}),
+      )
+    } finally {
+      // NotHandled belongs to the message the bot was handling when it said so: once that
+      // record is out, it must not mark the next user's message of a batched webhook.
+      if (turn) turn.notHandled = false
+    }
   }
 }

@@ -1,6 +1,5 @@
 import { ConvotrackError, type Tracker } from '@convotrack/core'
 import type { WebhookMiddleware, WebhookNext, WebhookRequest, WebhookResponse } from './framework-types'
-import { holdIncoming } from './pending-incoming'
 import { groupByUser, isWebhookBody, messengerIncomingLog, type UserItems, withoutUsers } from './webhook-body'
 
 /** Options of {@link messengerWebhook}. */
@@ -65,12 +64,12 @@ function runTurn(
 ): void {
   let forward = true
   try {
-    const pending = holdIncoming(tracker)
-    if (!pending) throw new ConvotrackError('messenger_webhook', 'messengerWebhook: no turn scope; events not tracked')
-    for (const user of users.values()) pending.hold(user.userId, messengerIncomingLog(tracker, body.object, user))
+    // Each user's events are held until the bot first answers that user or the response is sent.
+    const held = tracker.holdTurn()
+    for (const user of users.values()) held.hold(messengerIncomingLog(tracker, body.object, user), user.userId)
     // Paused users: tracked now (the bot never sees them), then taken out of the body.
-    for (const userId of paused) pending.release(userId)
-    const end = () => pending.releaseAll()
+    for (const userId of paused) held.release(userId)
+    const end = () => held.end()
     res.once('finish', end)
     res.once('close', end)
     if (paused.size > 0) {

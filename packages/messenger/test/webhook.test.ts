@@ -85,6 +85,38 @@ afterEach(async () => {
 })
 
 describe('messengerWebhook: incoming bodies as sent, replies after them', () => {
+  it('the held incoming record is the tracker’s: flush() during the turn waits for it and counts it at its deadline', async () => {
+    const graph = graphApi()
+    let inHandler!: () => void
+    const handling = new Promise<void>((resolve) => {
+      inHandler = resolve
+    })
+    let finish!: () => void
+    const decided = new Promise<void>((resolve) => {
+      finish = resolve
+    })
+    const send = trackedSendApi(h.tracker, { accessToken: TOKEN })
+    const bot = await startBot(h, async (_req, res) => {
+      inHandler()
+      await decided // the bot is still thinking: the incoming record is held
+      h.tracker.setNotHandled()
+      await send({ recipient: { id: 'USER_1' }, message: { text: 'pardon?' } })
+      res.status(200).send('EVENT_RECEIVED')
+    })
+    const answered = post(bot.webhook, webhookBody(textItem('USER_1', 'blorp')))
+    await handling
+    expect(await h.tracker.flush(20)).toMatchObject({ delivered: false, held: 1 })
+    finish()
+    const result = await h.tracker.flush(5000)
+    expect(result).toMatchObject({ delivered: true, held: 0, pending: 0 })
+    expect((await answered).status).toBe(200)
+    await bot.close()
+    expect(graph.isDone()).toBe(true)
+    await h.tracker.flush(5000) // the reply was logged when the Graph API answered
+    expect(h.sink.records.map((r) => r.type)).toEqual(['incoming', 'outgoing'])
+    expect(h.sink.records[0]?.body.entry[0].messaging[0].intent).toEqual(NOT_HANDLED)
+  })
+
   it('tracks a text message with the intent the bot put on it, then the reply with the Graph API answer', async () => {
     const graph = graphApi()
     const bot = await startBot(h, echoBot(h.tracker))

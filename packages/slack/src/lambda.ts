@@ -1,25 +1,22 @@
-import type { FlushResult, Tracker } from '@convotrack/core'
-import { settlePending } from './pending'
+import { type FlushResult, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, type Tracker } from '@convotrack/core'
 
 /** Options of {@link withTrackingFlush}. */
 export interface TrackingFlushOptions {
   /** Longest wait for records to be delivered after the handler returned, in ms. Default 3000. */
   timeoutMs?: number
-  /** Time kept free before the Lambda deadline (`context.getRemainingTimeInMillis()`), in ms. Default 500. */
+  /** Time kept free before the Lambda deadline (`context.getRemainingTimeInMillis()`), in ms. Default core's `LAMBDA_SAFETY_MARGIN_MS` (500). */
   safetyMarginMs?: number
 }
 
 /**
- * Hands over every record of the events handled so far (waiting for team name lookups) and
- * waits until they are delivered, at most `timeoutMs`. Never rejects. For runtimes that stop
- * the process once the response is sent.
+ * Waits until every record of the events handled so far is delivered (team name lookups
+ * included), at most `timeoutMs`: the same as `tracker.flush(timeoutMs)`, kept for
+ * existing code. Never rejects.
  *
  * @example await flushSlackTracking(tracker, 2000)
  */
-export async function flushSlackTracking(tracker: Tracker, timeoutMs = 3000): Promise<FlushResult> {
-  const started = Date.now()
-  await settlePending(tracker, timeoutMs)
-  return tracker.flush(Math.max(0, timeoutMs - (Date.now() - started)))
+export function flushSlackTracking(tracker: Tracker, timeoutMs = 3000): Promise<FlushResult> {
+  return tracker.flush(timeoutMs)
 }
 
 /**
@@ -36,19 +33,13 @@ export function withTrackingFlush<A extends unknown[], R>(
   options: TrackingFlushOptions = {},
 ): (...args: A) => Promise<R> {
   const timeoutMs = options.timeoutMs ?? 3000
-  const margin = options.safetyMarginMs ?? 500
+  const margin = options.safetyMarginMs ?? LAMBDA_SAFETY_MARGIN_MS
   return async (...args: A): Promise<R> => {
     try {
       return await handler(...args)
     } finally {
-      let budget = timeoutMs
       try {
-        const remaining = (
-          args[1] as { getRemainingTimeInMillis?: () => number } | undefined
-        )?.getRemainingTimeInMillis?.()
-        if (typeof remaining === 'number' && Number.isFinite(remaining))
-          budget = Math.max(0, Math.min(timeoutMs, remaining - margin))
-        await flushSlackTracking(tracker, budget)
+        await tracker.flush(lambdaFlushBudget(timeoutMs, args[1], margin))
       } catch (error) {
         tracker.reportError(error)
       }

@@ -9,7 +9,7 @@ interface UndiciRequest {
   body?: unknown
 }
 
-const watched = new WeakMap<object, { turn: SlackTurn; chunks: Uint8Array[] }>()
+const watched = new WeakMap<object, { turn: SlackTurn; chunks: Uint8Array[]; settle: () => void }>()
 let subscribed = false
 
 /**
@@ -18,13 +18,15 @@ let subscribed = false
  * Node's fetch (undici) announces every request on `diagnostics_channel`, in the async context
  * of the caller: a request to the current turn's response_url is a `respond()` of that turn.
  * Its JSON body is read by passing the body stream through unchanged, and recorded once the
- * response status is 2xx.
+ * response status is 2xx. Until its answer is in, the request is work the tracker waits for
+ * (`flush()` sees the record coming).
  */
 export function captureRespond(): void {
   if (subscribed) return
   subscribed = true
   diagnostics.subscribe('undici:request:create', onCreate)
   diagnostics.subscribe('undici:request:headers', onHeaders)
+  diagnostics.subscribe('undici:request:error', onError)
 }
 
 function onCreate(message: unknown): void {
@@ -40,7 +42,12 @@ function onCreate(message: unknown): void {
     else if (body instanceof Uint8Array) chunks.push(body)
     else if (isAsyncIterable(body)) request.body = passThrough(body, chunks)
     else return
-    watched.set(request, { turn, chunks })
+    let settle = (): void => {}
+    const answered = new Promise<void>((resolve) => {
+      settle = resolve
+    })
+    watched.set(request, { turn, chunks, settle })
+    turn.expect(answered)
   } catch {
     // observing must never disturb the request
   }
@@ -52,13 +59,26 @@ function onHeaders(message: unknown): void {
     const seen = request && watched.get(request)
     if (!seen) return
     watched.delete(request)
-    const status = response?.statusCode ?? 0
-    if (status < 200 || status >= 300) return
-    const parsed = JSON.parse(Buffer.concat(seen.chunks).toString('utf8')) as { text?: unknown }
-    seen.turn.sent({ text: typeof parsed.text === 'string' ? parsed.text : undefined, channel: seen.turn.channel })
+    try {
+      const status = response?.statusCode ?? 0
+      if (status < 200 || status >= 300) return
+      const parsed = JSON.parse(Buffer.concat(seen.chunks).toString('utf8')) as { text?: unknown }
+      seen.turn.sent({ text: typeof parsed.text === 'string' ? parsed.text : undefined, channel: seen.turn.channel })
+    } finally {
+      seen.settle()
+    }
   } catch {
     // an unreadable body is not tracked; the bot's request is untouched
   }
+}
+
+/** The request failed (network, abort): no record, and nothing to wait for any more. */
+function onError(message: unknown): void {
+  const request = (message as { request?: object }).request
+  const seen = request && watched.get(request)
+  if (!seen) return
+  watched.delete(request)
+  seen.settle()
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {

@@ -1,4 +1,4 @@
-import type { CallOptions, Intent, SlackRecord, Tracker, TurnState } from '@convotrack/core'
+import type { CallOptions, HeldTurn, Intent, SlackRecord, Tracker, TurnState } from '@convotrack/core'
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt'
 import {
   conversationOf,
@@ -8,7 +8,6 @@ import {
   responseUrlsOf,
   type SlackMessageEventLike,
 } from './incoming'
-import { addPending } from './pending'
 import { type ChatClient, capturePostMessage } from './post-message-capture'
 import { RecentKeys } from './recent-keys'
 import { captureRespond } from './respond-capture'
@@ -49,8 +48,9 @@ const TEAM_NAME_RETRY_MS = 5 * 60_000
  * Tracks a Bolt app: every user message and button click it receives, every message it sends
  * while handling them (`say()`, `client.chat.postMessage`, `respond()`), with pause. Each event
  * runs in its own tracker turn, so `tracker.setNotHandled()` / `tracker.setOutgoingIntent()`
- * inside a listener apply to that event only. No network I/O happens before the listeners run,
- * and nothing here ever rejects the event's handling.
+ * inside a listener apply to that event only. The only I/O before the listeners is the pause
+ * check (none with the default in-memory store, one round trip with a Redis store); the team
+ * name lookup happens after them. Nothing here ever rejects the event's handling.
  *
  * @example app.use(slackTracking(tracker))
  */
@@ -63,7 +63,7 @@ export function slackTracking(tracker: Tracker, options: SlackTrackingOptions = 
     lookup: options.teamNames !== false,
     timeoutMs: options.teamNameTimeoutMs ?? 3000,
     retryAfterMs: TEAM_NAME_RETRY_MS,
-    onWaiting: (work) => addPending(tracker, work),
+    onWaiting: (work) => tracker.holdWork(work),
     onError: (error) =>
       report(
         new Error(`team.info failed, using the team id as its name: ${(error as Error)?.message ?? error}`, {
@@ -106,7 +106,7 @@ export function slackTracking(tracker: Tracker, options: SlackTrackingOptions = 
   }
 
   async function handle(turn: TrackedTurn, args: BoltArgs): Promise<void> {
-    turn.state = tracker.currentTurn()
+    turn.open(tracker.currentTurn())
     const incoming = turn.incoming
     if (incoming && checkPause && (await tracker.isPaused(incoming.channel))) {
       turn.finish()
@@ -144,18 +144,19 @@ interface TurnDeps {
 }
 
 /**
- * One event being handled. Its records are handed to the tracker when the listeners are done,
- * incoming first and then what was sent, so a `setNotHandled()` or `setOutgoingIntent()` made
- * anywhere in the listener is on them; messages sent later (a timer started by the listener)
- * go out as they happen.
+ * One event being handled. Its records are held in a tracker turn buffer until the listeners
+ * are done, incoming first and then what was sent, so a `setNotHandled()` or
+ * `setOutgoingIntent()` made anywhere in the listener is on them; messages sent later (a timer
+ * started by the listener) go out as they happen. A record waiting for its team's name is
+ * registered with the tracker too, so `flush()` and `close()` see it.
  */
 class TrackedTurn implements SlackTurn {
-  state: TurnState | undefined
   readonly incoming: IncomingMessage | undefined
   readonly channel: string | undefined
   readonly responseUrls: ReadonlySet<string>
-  private done = false
-  private readonly held: Array<{ message: SentMessage; intent: Intent | undefined }> = []
+  private held: HeldTurn | undefined
+  private state: TurnState | undefined
+  private noTeamReported = false
 
   constructor(private readonly deps: TurnDeps) {
     this.incoming = deps.incoming
@@ -163,57 +164,70 @@ class TrackedTurn implements SlackTurn {
     this.responseUrls = deps.responseUrls
   }
 
+  /** Opens the turn's buffer (inside the tracker turn) and holds the incoming record. */
+  open(state: TurnState | undefined): void {
+    this.state = state
+    this.held = this.deps.tracker.holdTurn(state)
+    const incoming = this.incoming
+    if (incoming) this.held.hold((turn) => this.logIncoming(incoming, turn))
+  }
+
   sent(message: SentMessage): void {
     try {
-      const entry = { message, intent: this.state?.outgoingIntent }
-      if (this.done) this.handOver(false, [entry])
-      else this.held.push(entry)
+      const intent = this.state?.outgoingIntent
+      const log = (turn: TurnState | undefined): void => this.logOutgoing(message, intent, turn)
+      if (this.held) this.held.hold(log)
+      else log(this.state)
     } catch (error) {
       this.deps.report(error)
     }
+  }
+
+  expect(work: Promise<unknown>): void {
+    this.deps.tracker.holdWork(work)
   }
 
   /** The listeners are done (or were held back by pause): hand the records over. Never throws. */
   finish(): void {
-    if (this.done) return
-    this.done = true
-    try {
-      this.handOver(true, this.held.splice(0))
-    } catch (error) {
-      this.deps.report(error)
-    }
+    this.held?.end()
   }
 
-  private handOver(withIncoming: boolean, sent: Array<{ message: SentMessage; intent: Intent | undefined }>): void {
-    const incoming = withIncoming ? this.incoming : undefined
-    if (!incoming && sent.length === 0) return
-    const { teamId, tracker, report } = this.deps
+  private logIncoming(incoming: IncomingMessage, turn: TurnState | undefined): void {
+    const { recent, tracker, report } = this.deps
+    const opts: CallOptions = { notHandled: turn?.notHandled === true, userMetadata: turn?.userMetadata }
+    this.withTeam((base, teamId) => {
+      if (incoming.message.ts && recent.seen(`${teamId}:${incoming.channel}:${incoming.message.ts}`)) return
+      const record: SlackRecord = { ...base, message: incoming.message }
+      if (incoming.token !== undefined) record.token = incoming.token
+      attempt(report, () => tracker.slack.logIncoming(record, opts))
+    })
+  }
+
+  private logOutgoing(message: SentMessage, intent: Intent | undefined, turn: TurnState | undefined): void {
+    const { tracker, report } = this.deps
+    const opts: CallOptions = { intent: intent ?? turn?.outgoingIntent, userMetadata: turn?.userMetadata }
+    this.withTeam((base) => {
+      const record = {
+        ...base,
+        message: { type: 'message', text: message.text, channel: message.channel },
+      } as SlackRecord
+      if (message.text === undefined) delete record.message.text
+      attempt(report, () => tracker.slack.logOutgoing(record, opts))
+    })
+  }
+
+  /** Runs `use` with the record's team and bot once the team's name is known (in order). */
+  private withTeam(use: (base: Pick<SlackRecord, 'team' | 'bot'>, teamId: string) => void): void {
+    const { teamId, botId } = this.deps
     if (!teamId) {
-      report(new Error('slack: the event names no team (team_id), so its records cannot be tracked'))
+      if (!this.noTeamReported)
+        this.deps.report(new Error('slack: the event names no team (team_id), so its records cannot be tracked'))
+      this.noTeamReported = true
       return
     }
-    this.deps.teamNames.withName(teamId, this.deps.client, (name) => {
-      const base = { team: { id: teamId, name }, bot: { id: this.deps.botId } }
-      const state = this.state
-      if (
-        incoming &&
-        !(incoming.message.ts && this.deps.recent.seen(`${teamId}:${incoming.channel}:${incoming.message.ts}`))
-      ) {
-        const record: SlackRecord = { ...base, message: incoming.message }
-        if (incoming.token !== undefined) record.token = incoming.token
-        const opts: CallOptions = { notHandled: state?.notHandled === true, userMetadata: state?.userMetadata }
-        attempt(report, () => tracker.slack.logIncoming(record, opts))
-      }
-      for (const { message, intent } of sent) {
-        const record = {
-          ...base,
-          message: { type: 'message', text: message.text, channel: message.channel },
-        } as SlackRecord
-        if (message.text === undefined) delete record.message.text
-        const opts: CallOptions = { intent: intent ?? state?.outgoingIntent, userMetadata: state?.userMetadata }
-        attempt(report, () => tracker.slack.logOutgoing(record, opts))
-      }
-    })
+    this.deps.teamNames.withName(teamId, this.deps.client, (name) =>
+      use({ team: { id: teamId, name }, bot: { id: botId } }, teamId),
+    )
   }
 }
 

@@ -18,6 +18,8 @@ export interface SlackTurn {
   readonly channel: string | undefined
   /** Called by a capture for every message sent; never throws. */
   sent(message: SentMessage): void
+  /** Work that will call {@link SlackTurn.sent} when it settles (a `respond()` awaiting its answer): the tracker waits for it. */
+  expect(work: Promise<unknown>): void
 }
 
 /** Which {@link SlackTurn} the running code belongs to. One for the module: captures are installed once per client. */

@@ -658,7 +658,7 @@ describe('never hurts the bot', () => {
     expect(app.errors).toEqual([])
   })
 
-  it('a record the tracker rejects (closed tracker) is reported, never thrown into Bolt', async () => {
+  it('records after close() are counted as dropped `closed` and reported, never thrown into Bolt', async () => {
     const app = await start((a) => {
       a.message(async ({ say }) => {
         await say('fine')
@@ -668,11 +668,79 @@ describe('never hurts the bot', () => {
     await app.sendEvent(messageEvent('C1', 'hello'))
     expect(api.posted.map((p) => p.text)).toEqual(['fine'])
     expect(app.errors).toEqual([])
-    expect(reported.some((e) => e.name === 'TrackerClosedError')).toBe(true)
+    await tracker.flush(3000) // the team name lookup hands the records over
+    expect(reported.filter((e) => (e as { code?: string }).code === 'dropped_closed')).toHaveLength(2) // the message and the reply
+    expect(tracker.stats().droppedByReason.closed).toBe(2)
   })
 })
 
 describe('team names', () => {
+  it('the first event of a team waits on a slow team.info: flush() right after the listener returns includes both records', async () => {
+    nock.cleanAll()
+    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 800 })
+    let listenerDone!: () => void
+    const returned = new Promise<void>((resolve) => {
+      listenerDone = resolve
+    })
+    const app = await start((a) => {
+      a.message(async ({ say }) => {
+        await say('quick')
+        setImmediate(listenerDone) // right after the listener (and the tracking middleware) returned
+      })
+    })
+    void app.sendEvent(messageEvent('C1', 'hi'))
+    await returned
+    expect(sink.records).toHaveLength(0) // still waiting for the team's name
+    const result = await tracker.flush(5000)
+    expect(result).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 2 })
+    expect(sink.records.map((r) => [r.type, r.body.team])).toEqual([
+      ['incoming', { id: 'T1', name: 'Slow Team' }],
+      ['outgoing', { id: 'T1', name: 'Slow Team' }],
+    ])
+  })
+
+  it('the same with close(): both records are delivered before it returns', async () => {
+    nock.cleanAll()
+    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 800 })
+    let listenerDone!: () => void
+    const returned = new Promise<void>((resolve) => {
+      listenerDone = resolve
+    })
+    const app = await start((a) => {
+      a.message(async ({ say }) => {
+        await say('quick')
+        setImmediate(listenerDone)
+      })
+    })
+    void app.sendEvent(messageEvent('C1', 'hi'))
+    await returned
+    const result = await tracker.close(5000)
+    expect(result).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 2 })
+    expect(sink.records.map((r) => r.type)).toEqual(['incoming', 'outgoing'])
+  })
+
+  it('close() before a slow team.info answers: the held records are counted, not lost silently', async () => {
+    nock.cleanAll()
+    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 1500 })
+    let listenerDone!: () => void
+    const returned = new Promise<void>((resolve) => {
+      listenerDone = resolve
+    })
+    const app = await start((a) => {
+      a.message(async ({ say }) => {
+        await say('quick')
+        setImmediate(listenerDone)
+      })
+    })
+    void app.sendEvent(messageEvent('C1', 'hi'))
+    await returned
+    const result = await tracker.close(100)
+    expect(result).toMatchObject({ delivered: false, held: 2 }) // the message and the reply, waiting for the name
+    await tracker.flush(3000) // the lookup answers: its records arrive after close
+    expect(tracker.stats().droppedByReason.closed).toBe(2)
+    expect(sink.records).toHaveLength(0)
+  })
+
   it('never delays the ack: team.info is asked after the listeners, and records wait for the name', async () => {
     nock.cleanAll()
     api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 1500 })
