@@ -71,7 +71,7 @@ describe('several collectors on one PostgreSQL', () => {
     await client.connect()
     const rows = (await client.query('SELECT version FROM convotrack_migrations ORDER BY version')).rows
     await client.end()
-    expect(rows).toEqual([{ version: 1 }])
+    expect(rows).toEqual(PG_MIGRATIONS.map((m) => ({ version: m.version })))
   })
 
   it('migrations are versioned: a later one is applied once, on top of what is there', async () => {
@@ -80,21 +80,22 @@ describe('several collectors on one PostgreSQL', () => {
     const pool = new pg.Pool({ connectionString: url })
     const client = await pool.connect()
     try {
+      const latest = Math.max(...PG_MIGRATIONS.map((m) => m.version))
       const next = [
         ...PG_MIGRATIONS,
-        { version: 2, name: 'test column', sql: 'ALTER TABLE convotrack_records ADD COLUMN note text' },
+        { version: latest + 1, name: 'test column', sql: 'ALTER TABLE convotrack_records ADD COLUMN note text' },
       ]
-      expect(await migrate(client, next)).toEqual([2])
+      expect(await migrate(client, next)).toEqual([latest + 1])
       expect(await migrate(client, next)).toEqual([])
       expect(await migrate(client)).toEqual([]) // an older collector on a newer schema starts too
       expect((await client.query('SELECT version, name FROM convotrack_migrations ORDER BY version')).rows).toEqual([
-        { version: 1, name: PG_MIGRATIONS[0]?.name },
-        { version: 2, name: 'test column' },
+        ...PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+        { version: latest + 1, name: 'test column' },
       ])
       await expect(
-        migrate(client, [...next, { version: 3, name: 'broken', sql: 'ALTER TABLE nope ADD x int' }]),
-      ).rejects.toThrow(/migration 3 \(broken\) failed/)
-      expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(2)
+        migrate(client, [...next, { version: latest + 2, name: 'broken', sql: 'ALTER TABLE nope ADD x int' }]),
+      ).rejects.toThrow(new RegExp(`migration ${latest + 2} \\(broken\\) failed`))
+      expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(latest + 1)
     } finally {
       client.release()
       await pool.end()
