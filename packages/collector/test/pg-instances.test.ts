@@ -4,7 +4,7 @@
  * Retry-After, reconnect, nothing acknowledged lost).
  */
 import { createHmac } from 'node:crypto'
-import { type Collector, PgRecordStore, startCollector } from '@convotrack/collector'
+import { type Collector, normalizeRecord, PgRecordStore, startCollector } from '@convotrack/collector'
 import { createTracker } from '@convotrack/core'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -160,6 +160,38 @@ describe('several collectors on one PostgreSQL', () => {
           ])
       } finally {
         onA.close()
+        onB.close()
+      }
+    })
+
+    it("a retention sweep on one instance refreshes the other's dashboards once, per bot, not once per step", async () => {
+      const old = Date.now() - 10 * 86_400_000
+      for (let i = 0; i < 5; i++) {
+        const body = { text: `old ${i}`, userId: 'gone' }
+        await a.store.add(
+          {
+            bot: 'shop',
+            platform: 'universal',
+            type: 'incoming',
+            v: '11.1.0-rest',
+            raw: JSON.stringify(body),
+            receivedAt: old,
+          },
+          normalizeRecord('universal', 'incoming', body),
+        )
+      }
+      const onB = await stream(b.url)
+      try {
+        const before = Date.now() - 86_400_000
+        // Three steps of a sweep (2 + 2 + 1 records), as startRetention drains.
+        for (const n of [2, 2, 1]) expect(await a.store.deleteOlderThan({ before, bot: 'shop', limit: 2 })).toBe(n)
+        await poll(() => onB.events.filter((e) => e.event === 'expire').map((e) => e.data)).toEqual([
+          { bot: 'shop', before },
+        ])
+        await new Promise((r) => setTimeout(r, 600))
+        expect(onB.events.filter((e) => e.event === 'expire')).toHaveLength(1)
+        expect(await b.store.transcript('shop', 'gone')).toEqual([])
+      } finally {
         onB.close()
       }
     })
