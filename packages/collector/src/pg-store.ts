@@ -713,7 +713,7 @@ export class PgRecordStore implements RecordStore {
       const threads = (
         await client.query<{ thread: string }>(
           `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
-          [bot, userId],
+          [bot, text(userId)],
         )
       ).rows.map((r) => r.thread)
       // Both deletes in one statement: the records' ids never leave the database, and the
