@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { eraseUser } from './lifecycle'
 import { LiveFeed } from './live-feed'
 import { hashPassword } from './password'
+import { isPostgresUrl, PgRecordStore } from './pg-store'
 import { SqliteRecordStore } from './sqlite-store'
 
 async function readStdin(): Promise<string> {
@@ -25,8 +26,9 @@ export async function hashPasswordVerb(): Promise<string> {
 }
 
 /**
- * `erase-user --db FILE --bot NAME --user ID`: erases one end user of one bot from a SQLite
- * database (stop the collector first, or use `DELETE /api/users/:userId?bot=` while it runs).
+ * `erase-user --db FILE|postgres://… --bot NAME --user ID`: erases one end user of one bot from a
+ * SQLite database (stop the collector first, or use `DELETE /api/users/:userId?bot=` while it
+ * runs) or from PostgreSQL (running collectors' dashboards are told).
  */
 export async function eraseUserVerb(argv: string[]): Promise<{ removed: number; messages: number }> {
   const { values } = parseArgs({
@@ -36,7 +38,8 @@ export async function eraseUserVerb(argv: string[]): Promise<{ removed: number; 
   })
   for (const key of ['db', 'bot', 'user'] as const)
     if (!values[key]) throw new Error(`erase-user: --${key} is required`)
-  const store = new SqliteRecordStore(values.db as string)
+  const db = values.db as string
+  const store = isPostgresUrl(db) ? await PgRecordStore.open(db, { listen: false }) : new SqliteRecordStore(db)
   const feed = new LiveFeed()
   try {
     const result = await eraseUser(store, feed, values.bot as string, values.user as string)

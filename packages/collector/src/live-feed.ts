@@ -76,12 +76,17 @@ export class LiveFeed {
 
   /**
    * A listener for {@link RecordStore.subscribe}: what other collector processes sharing the
-   * store stored or changed goes out on this feed like local events.
+   * store stored or changed goes out on this feed like local events (`message`, `pause`,
+   * `erase`, `expire`; a Messenger page connected elsewhere is reloaded through the hook).
    */
   bridge(hooks: { reloadMessengerPages?: () => Promise<void> } = {}): (change: StoreChange) => void {
     return (change) => {
       if (change.kind === 'messages') for (const m of change.messages) this.publish('message', m, m.bot)
       else if (change.kind === 'pause') this.publish('pause', change.state, change.state.bot)
+      else if (change.kind === 'erase')
+        this.publish('erase', { bot: change.bot, userId: change.userId, threads: change.threads }, change.bot)
+      else if (change.kind === 'expire')
+        for (const bot of change.bots) this.publish('expire', { bot, before: change.before }, bot)
       else if (change.kind === 'messenger-pages')
         hooks
           .reloadMessengerPages?.()

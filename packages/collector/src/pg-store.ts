@@ -5,7 +5,9 @@ import type { MessengerPageConfig } from './options'
 import { migrate } from './pg-migrations'
 import type {
   AddResult,
+  AuditEntry,
   ConversationSummary,
+  ErasureResult,
   EventsReport,
   IncomingRecord,
   IntentLine,
@@ -76,6 +78,8 @@ const UNAVAILABLE_CODES = new Set([
 const RETRYABLE_TX = new Set(['40001', '40P01']) // serialization failure, deadlock
 /** A commit may land this long after its records' arrival time: the catch-up window reaches back so far. */
 const CATCH_UP_SLACK_MS = 30_000
+/** Other instances' retention steps heard within this time reach the feed as one `expire` per bot. */
+const EXPIRE_GATHER_MS = 250
 
 function isConnectionFault(e: unknown): boolean {
   const err = e as { code?: string; message?: string } | undefined
@@ -206,6 +210,9 @@ export class PgRecordStore implements RecordStore {
   private listener: pg.Client | undefined
   private reconnectTimer: NodeJS.Timeout | undefined
   private catchUpTimer: NodeJS.Timeout | undefined
+  private expireTimer: NodeJS.Timeout | undefined
+  /** Bots whose records other instances' retention deleted, latest cut-off each, not yet emitted. */
+  private readonly expiring = new Map<string, number>()
   /** Recently delivered message ids (stored here or notified): a catch-up after a reconnect skips them. */
   private readonly delivered = new Set<number>()
   /** When the LISTEN session was lost (epoch ms), until a catch-up covered it. */
@@ -504,17 +511,16 @@ export class PgRecordStore implements RecordStore {
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
     const params: unknown[] = []
-    const where: string[] = []
-    if (filter.bot !== undefined) where.push(`m.bot = $${params.push(filter.bot)}`)
-    if (filter.afterId !== undefined) where.push(`m.id > $${params.push(filter.afterId)}`)
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    let where = scope(filter, params, 'm.bot')
+    if (filter.afterId !== undefined) where += ` AND m.id > $${params.push(filter.afterId)}`
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE true${where}
       ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 100))}) x ORDER BY id ASC`
     return (await this.query<MessageRow>(sql, params)).map(toMessage)
   }
 
   async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
     const params: unknown[] = []
-    const where = filter.bot !== undefined ? `WHERE bot = $${params.push(filter.bot)}` : ''
+    const where = scope(filter, params)
     const rows = await this.query<{
       bot: string
       thread: string
@@ -530,7 +536,7 @@ export class PgRecordStore implements RecordStore {
        FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
                max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
                max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
-             FROM convotrack_messages ${where} GROUP BY bot, thread) c
+             FROM convotrack_messages WHERE true${where} GROUP BY bot, thread) c
        JOIN convotrack_messages m ON m.id = c.last_id
        LEFT JOIN convotrack_pauses p ON p.bot = m.bot AND p.thread = m.thread
        ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
@@ -560,13 +566,27 @@ export class PgRecordStore implements RecordStore {
     return (await this.query<MessageRow>(sql, params)).map(toMessage)
   }
 
+  /**
+   * Inputs the bot did not handle: incoming messages marked NotHandled, and the incoming
+   * message each outgoing NotHandled reply answered (the latest incoming message before it in
+   * the same bot and thread). Each input counts once, grouped by text (case and surrounding
+   * spaces aside). The same query as SQLite's; the (bot, thread, id) index serves the lookup back.
+   */
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
     const params: unknown[] = []
-    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    const incoming = scope(filter, params)
+    const replies = scope(filter, params, 'o.bot')
     return this.query<NotHandledLine>(
-      `SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS "lastTs",
+      `WITH nh (id) AS (
+         SELECT id FROM convotrack_messages WHERE intent = 'NotHandled' AND direction = 'incoming'${incoming}
+         UNION
+         SELECT (SELECT max(i.id) FROM convotrack_messages i
+                 WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming' AND i.id < o.id)
+         FROM convotrack_messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing'${replies}
+       )
+       SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS "lastTs",
               array_agg(DISTINCT bot) AS bots
-       FROM convotrack_messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${and}
+       FROM convotrack_messages WHERE id IN (SELECT id FROM nh WHERE id IS NOT NULL)
        GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, "lastTs" DESC LIMIT 500`,
       params,
     )
@@ -574,23 +594,23 @@ export class PgRecordStore implements RecordStore {
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
     const params: unknown[] = []
-    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    const and = scope(filter, params)
     return this.query<IntentLine>(
       `SELECT intent, count(*) AS count, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
               count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, avg(confidence) AS "avgConfidence"
-       FROM convotrack_messages WHERE intent IS NOT NULL AND direction != 'event' ${and}
+       FROM convotrack_messages WHERE intent IS NOT NULL AND direction != 'event'${and}
        GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
       params,
     )
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    const p = filter.bot !== undefined ? [filter.bot] : []
-    const and = filter.bot !== undefined ? 'AND bot = $1' : ''
+    const p: unknown[] = []
+    const and = scope(filter, p)
     const byName = (type: string) =>
       this.query<{ name: string; count: number; total: number | null }>(
         `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM convotrack_messages
-         WHERE event_type = '${type}' ${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
+         WHERE event_type = '${type}'${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
         p,
       )
     const [custom, revenue, shares, pageLaunches, referrals] = await Promise.all([
@@ -599,12 +619,12 @@ export class PgRecordStore implements RecordStore {
       byName('shareEvent'),
       this.query<{ page: string; count: number }>(
         `SELECT coalesce(event_page, event_name) AS page, count(*) AS count FROM convotrack_messages
-         WHERE event_type = 'pageLaunchEvent' ${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
+         WHERE event_type = 'pageLaunchEvent'${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
         p,
       ),
       this.query<{ source: string; count: number }>(
         `SELECT coalesce(event_source, '(none)') AS source, count(*) AS count FROM convotrack_messages
-         WHERE event_type = 'referralEvent' ${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
+         WHERE event_type = 'referralEvent'${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
         p,
       ),
     ])
@@ -627,10 +647,10 @@ export class PgRecordStore implements RecordStore {
   async segments(filter: ReadFilter): Promise<Segment[]> {
     // The latest metadata each user sent: that's who they are now.
     const params: unknown[] = []
-    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    const and = scope(filter, params)
     const rows = await this.query<{ user_json: string }>(
       `SELECT m.user_json FROM convotrack_messages m
-       JOIN (SELECT bot, user_id, max(id) AS id FROM convotrack_messages WHERE user_json IS NOT NULL ${and}
+       JOIN (SELECT bot, user_id, max(id) AS id FROM convotrack_messages WHERE user_json IS NOT NULL${and}
              GROUP BY bot, user_id) u ON u.id = m.id ORDER BY m.id`,
       params,
     )
@@ -640,12 +660,12 @@ export class PgRecordStore implements RecordStore {
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
     const bucket = Math.max(1000, Math.floor(filter.bucketMs))
     const params: unknown[] = [filter.since ?? 0]
-    const and = filter.bot !== undefined ? `AND bot = $${params.push(filter.bot)}` : ''
+    const and = scope(filter, params)
     return this.query<TimelineBucket>(
       // The bucket is an integer we made: inlined, bigint division like SQLite's integer division.
       `SELECT (ts / ${bucket}) * ${bucket} AS t, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
               count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, count(*) FILTER (WHERE direction = 'event') AS events
-       FROM convotrack_messages WHERE ts >= $1 ${and} GROUP BY 1 ORDER BY 1`,
+       FROM convotrack_messages WHERE ts >= $1${and} GROUP BY 1 ORDER BY 1`,
       params,
     )
   }
@@ -671,14 +691,145 @@ export class PgRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    const p = filter.bot !== undefined ? [filter.bot] : []
-    const where = filter.bot !== undefined ? 'WHERE bot = $1' : ''
+    const p: unknown[] = []
+    const and = scope(filter, p)
     const rows = await this.query<{ records: number; messages: number }>(
-      `SELECT (SELECT count(*) FROM convotrack_records ${where}) AS records,
-              (SELECT count(*) FROM convotrack_messages ${where}) AS messages`,
+      `SELECT (SELECT count(*) FROM convotrack_records WHERE true${and}) AS records,
+              (SELECT count(*) FROM convotrack_messages WHERE true${and}) AS messages`,
       p,
     )
     return { records: rows[0]?.records ?? 0, messages: rows[0]?.messages ?? 0 }
+  }
+
+  // ------------------------------------------------------------------ lifecycle and audit
+
+  /**
+   * Erases one end user of one bot in one transaction: every record that carried one of their
+   * messages (with all its messages), the pause state of their threads, the details of audit
+   * entries about them. Other instances' dashboards hear of it (an `erase` change).
+   */
+  async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
+    return this.transaction(async (client) => {
+      const threads = (
+        await client.query<{ thread: string }>(
+          `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
+          [bot, text(userId)],
+        )
+      ).rows.map((r) => r.thread)
+      // Both deletes in one statement: the records' ids never leave the database, and the
+      // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
+      const gone = (
+        await client.query<{ records: number; messages: number }>(
+          `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
+                m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
+                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+           SELECT (SELECT count(*) FROM r) AS records, (SELECT count(*) FROM m) AS messages`,
+          [bot, text(userId)],
+        )
+      ).rows[0]
+      const about = [text(userId), ...threads]
+      await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
+      await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
+        bot,
+        about,
+      ])
+      const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
+      // A user id too long for a notification's payload goes by its threads only.
+      await this.notify(client, {
+        k: 'e',
+        bot,
+        userId: Buffer.byteLength(userId) <= 2_000 ? userId : '',
+        threads: capped(threads),
+      })
+      return result
+    })
+  }
+
+  /** One user's records in arrival order, in keyset pages of 500 (bounded memory whatever their number). */
+  async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
+    let after = 0
+    for (;;) {
+      const rows = await this.query<StoredRecord>(
+        `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS "receivedAt", r.raw
+         FROM convotrack_records r WHERE r.id IN (
+           SELECT DISTINCT record_id FROM convotrack_messages WHERE bot = $1 AND user_id = $2 AND record_id > $3
+           ORDER BY record_id LIMIT 500)
+         ORDER BY r.id`,
+        [bot, text(userId), after],
+      )
+      if (rows.length === 0) return
+      for (const row of rows) yield row
+      after = (rows[rows.length - 1] as StoredRecord).id
+      // Let ingest and other requests run between pages.
+      await new Promise((r) => setImmediate(r))
+    }
+  }
+
+  /**
+   * Retention step: at most `limit` of the oldest records received before `before`, with their
+   * messages, in one transaction. Rows another instance is deleting right now are skipped (it
+   * has them), so instances sweeping together don't wait on each other.
+   */
+  async deleteOlderThan(opts: {
+    before: number
+    bot?: string
+    exceptBots?: readonly string[]
+    limit: number
+  }): Promise<number> {
+    const params: unknown[] = [opts.before]
+    let where = ''
+    if (opts.bot !== undefined) where += ` AND bot = $${params.push(opts.bot)}`
+    if (opts.exceptBots?.length) where += ` AND bot <> ALL($${params.push([...opts.exceptBots])}::text[])`
+    const limit = `$${params.push(Math.max(1, Math.floor(opts.limit)))}`
+    return this.transaction(async (client) => {
+      const rows = (
+        await client.query<{ bot: string; n: number }>(
+          // A data-modifying WITH runs to completion whether or not its output is read (m).
+          `WITH doomed AS (
+             SELECT id FROM convotrack_records WHERE received_at < $1${where}
+             ORDER BY received_at LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+                m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
+                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING bot)
+           SELECT bot, count(*) AS n FROM r GROUP BY bot ORDER BY bot`,
+          params,
+        )
+      ).rows
+      const n = rows.reduce((t, r) => t + r.n, 0)
+      if (n > 0) await this.notify(client, { k: 'x', bots: capped(rows.map((r) => r.bot)), before: opts.before })
+      return n
+    })
+  }
+
+  async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
+    const rows = await this.query<{ id: number }>(
+      `INSERT INTO convotrack_audit (ts, actor, action, bot, target, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [
+        entry.ts,
+        text(entry.actor),
+        text(entry.action),
+        text(entry.bot),
+        text(entry.target),
+        entry.detail === null ? null : JSON.stringify(entry.detail),
+      ],
+    )
+    return { ...entry, id: rows[0]?.id as number }
+  }
+
+  async audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]> {
+    const params: unknown[] = []
+    let where = ''
+    if (filter.bots !== undefined) where += ` AND bot = ANY($${params.push([...filter.bots])}::text[])`
+    if (filter.beforeId !== undefined) where += ` AND id < $${params.push(filter.beforeId)}`
+    const rows = await this.query<Omit<AuditEntry, 'detail'> & { detail: string | null }>(
+      `SELECT id, ts, actor, action, bot, target, detail FROM convotrack_audit WHERE true${where}
+       ORDER BY id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
+      params,
+    )
+    return rows.map((r) => ({ ...r, detail: r.detail === null ? null : JSON.parse(r.detail) }))
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1')
   }
 
   // ------------------------------------------------------------------ other instances
@@ -697,6 +848,23 @@ export class PgRecordStore implements RecordStore {
         console.error('[convotrack-collector] store change listener failed', e)
       }
     }
+  }
+
+  /**
+   * A retention sweep notifies once per step (500 records): its steps' notices are gathered for
+   * EXPIRE_GATHER_MS, so dashboards refresh once per sweep, not once per step.
+   */
+  private expired(bots: string[], before: number): void {
+    for (const bot of bots) this.expiring.set(bot, Math.max(before, this.expiring.get(bot) ?? before))
+    if (this.expireTimer) return
+    this.expireTimer = setTimeout(() => {
+      this.expireTimer = undefined
+      const byBefore = new Map<number, string[]>()
+      for (const [bot, b] of this.expiring) byBefore.set(b, [...(byBefore.get(b) ?? []), bot])
+      this.expiring.clear()
+      for (const [b, list] of byBefore) this.emit({ kind: 'expire', bots: list, before: b })
+    }, EXPIRE_GATHER_MS)
+    this.expireTimer.unref()
   }
 
   private markDelivered(id: number): void {
@@ -789,7 +957,17 @@ export class PgRecordStore implements RecordStore {
   }
 
   private async onNotification(payload: string): Promise<void> {
-    let n: { o?: string; k?: string; ids?: number[]; s?: PauseState }
+    let n: {
+      o?: string
+      k?: string
+      ids?: number[]
+      s?: PauseState
+      bot?: string
+      userId?: string
+      threads?: string[]
+      bots?: string[]
+      before?: number
+    }
     try {
       n = JSON.parse(payload)
     } catch {
@@ -798,6 +976,9 @@ export class PgRecordStore implements RecordStore {
     if (n.o === this.origin) return
     if (n.k === 'p' && n.s) this.emit({ kind: 'pause', state: n.s })
     else if (n.k === 'mp') this.emit({ kind: 'messenger-pages' })
+    else if (n.k === 'e' && typeof n.bot === 'string' && typeof n.userId === 'string')
+      this.emit({ kind: 'erase', bot: n.bot, userId: n.userId, threads: Array.isArray(n.threads) ? n.threads : [] })
+    else if (n.k === 'x' && Array.isArray(n.bots) && typeof n.before === 'number') this.expired(n.bots, n.before)
     else if (n.k === 'm' && Array.isArray(n.ids)) {
       const ids = n.ids.filter((id) => !this.delivered.has(id))
       for (const id of ids) this.markDelivered(id)
@@ -824,12 +1005,28 @@ export class PgRecordStore implements RecordStore {
     this.closed = true
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer)
+    if (this.expireTimer) clearTimeout(this.expireTimer)
     await this.listening?.catch(() => {})
     const listener = this.listener
     this.listener = undefined
     await listener?.end().catch(() => {})
     await this.pool.end().catch(() => {})
   }
+}
+
+/**
+ * A list carried in a notification, cut so the payload stays far below PostgreSQL's 8 000 bytes
+ * (the bot and user are always sent; a dashboard drops lines by user id as well as by thread).
+ */
+function capped(list: string[]): string[] {
+  const out: string[] = []
+  let bytes = 0
+  for (const v of list) {
+    bytes += Buffer.byteLength(v) + 8
+    if (bytes > 4_000) break
+    out.push(v)
+  }
+  return out
 }
 
 /** `records` record ids and `messages` message ids from their sequences, ascending, in one round trip. */
@@ -843,6 +1040,17 @@ async function nextIds(client: pg.PoolClient, records: number, messages: number)
   ).rows[0]
   const sorted = (ids: string[] | undefined) => (ids ?? []).map(Number).sort((a, b) => a - b)
   return [sorted(row?.r), sorted(row?.m)]
+}
+
+/**
+ * The bot scope of a read as SQL (` AND col = $n AND col = ANY($m)`), its parameters pushed to
+ * `params`. `bots: []` matches nothing, like SQLite's.
+ */
+function scope(filter: ReadFilter, params: unknown[], col = 'bot'): string {
+  let and = ''
+  if (filter.bot !== undefined) and += ` AND ${col} = $${params.push(filter.bot)}`
+  if (filter.bots !== undefined) and += ` AND ${col} = ANY($${params.push([...filter.bots])}::text[])`
+  return and
 }
 
 function clampLimit(limit: number | undefined, fallback: number): number {

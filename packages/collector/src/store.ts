@@ -155,6 +155,10 @@ export type StoreChange =
   | { kind: 'messages'; messages: StoredMessage[] }
   | { kind: 'pause'; state: PauseState }
   | { kind: 'messenger-pages' }
+  /** An end user was erased ({@link RecordStore.eraseUser}): dashboards drop their lines. */
+  | { kind: 'erase'; bot: string; userId: string; threads: string[] }
+  /** Retention deleted these bots' records received before `before` (epoch ms). */
+  | { kind: 'expire'; bots: string[]; before: number }
 
 /**
  * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a

@@ -1,6 +1,7 @@
 /**
  * Sign-in, roles and bot scope of a shared collector, table-driven over every route × role ×
- * bot, against a real collector (SQLite) on 127.0.0.1 with a real webhook receiver.
+ * bot, against a real collector (SQLite) on 127.0.0.1 with a real webhook receiver; the reads
+ * through the bot scope and the audit log again on a real PostgreSQL (last describe).
  */
 import { Writable } from 'node:stream'
 import { type Collector, startCollector } from '@convotrack/collector'
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findRule, ROUTE_RULES } from '../src/access-rules'
 import type { Role } from '../src/options'
 import { SESSION_COOKIE, SessionSigner } from '../src/sessions'
+import { type PostgresServer, startPostgres } from './support/postgres'
 import { openStream, PASSWORD, passwordHash, type Receiver, rawRequest, say, startReceiver } from './support/team'
 
 const token = (name: string) => `tok_${name}_0123456789abcdef`
@@ -77,6 +79,76 @@ const call = (path: string, init: { method?: string; body?: unknown; headers?: R
     },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   })
+
+// Reads through the store's bot scope: run on SQLite here, and on PostgreSQL at the end of the file.
+async function listsShowOnlyTheirBots() {
+  const auth = { authorization: `Bearer ${token('viewer-shop')}` }
+  const bots = (await (await call('/api/bots', { headers: auth })).json()) as Array<{ name: string }>
+  expect(bots.map((b) => b.name)).toEqual(['shop'])
+  const convs = (await (await call('/api/conversations', { headers: auth })).json()) as Array<{ bot: string }>
+  expect(convs.length).toBeGreaterThan(0)
+  expect(new Set(convs.map((c) => c.bot))).toEqual(new Set(['shop']))
+  const msgs = (await (await call('/api/messages', { headers: auth })).json()) as Array<{ bot: string }>
+  expect(new Set(msgs.map((m) => m.bot))).toEqual(new Set(['shop']))
+  const all = (await (
+    await call('/api/stats', { headers: { authorization: `Bearer ${token('admin-all')}` } })
+  ).json()) as {
+    records: number
+  }
+  const mine = (await (await call('/api/stats', { headers: auth })).json()) as { records: number }
+  expect(mine.records).toBeLessThan(all.records)
+  const pages = (await (
+    await call('/api/messenger-pages', { headers: { authorization: `Bearer ${token('admin-shop')}` } })
+  ).json()) as { pages: Array<{ bot: string }> }
+  expect(pages.pages.every((p) => p.bot === 'shop')).toBe(true)
+}
+
+async function streamCarriesOnlyTheirBots() {
+  const stream = await openStream(`${collector.url}/api/stream`, { authorization: `Bearer ${token('viewer-shop')}` })
+  expect(stream.status).toBe(200)
+  const denied = await openStream(`${collector.url}/api/stream?bot=other`, {
+    authorization: `Bearer ${token('viewer-shop')}`,
+  })
+  expect(denied.status).toBe(403)
+  await say(collector.url, 'other-key', 'u2', 'secret of other')
+  await say(collector.url, 'shop-key', 'u1', 'visible to shop')
+  await expect.poll(() => stream.events.length, { timeout: 5000 }).toBeGreaterThan(0)
+  stream.close()
+  expect(stream.events.map((e) => (e.data as { bot: string }).bot)).toEqual(['shop'])
+}
+
+async function auditReadersSeeTheirBots() {
+  const op = { authorization: `Bearer ${token('operator-shop')}` }
+  await call('/api/pause', { method: 'POST', body: { bot: 'shop', thread: 'u1', paused: true }, headers: op })
+  await call('/api/pause', { method: 'POST', body: { bot: 'shop', thread: 'u1', paused: false }, headers: op })
+  await call('/api/operator-message', {
+    method: 'POST',
+    body: { bot: 'shop', thread: 'u1', text: 'A human here' },
+    headers: op,
+  })
+  await call('/api/pause', {
+    method: 'POST',
+    body: { bot: 'other', thread: 'u2', paused: true },
+    headers: { authorization: `Bearer ${token('admin-all')}` },
+  })
+  const mine = (await (await call('/api/audit', { headers: op })).json()) as Array<Record<string, unknown>>
+  expect(mine.slice(0, 3)).toMatchObject([
+    {
+      actor: 'operator-shop',
+      action: 'operator-message',
+      bot: 'shop',
+      target: 'u1',
+      detail: { text: 'A human here' },
+    },
+    { actor: 'operator-shop', action: 'resume', bot: 'shop', target: 'u1' },
+    { actor: 'operator-shop', action: 'pause', bot: 'shop', target: 'u1' },
+  ])
+  expect(mine.every((e) => e.bot === 'shop')).toBe(true)
+  const all = (await (
+    await call('/api/audit', { headers: { authorization: `Bearer ${token('admin-all')}` } })
+  ).json()) as Array<Record<string, unknown>>
+  expect(all[0]).toMatchObject({ actor: 'admin-all', action: 'pause', bot: 'other' })
+}
 
 describe('the route table', () => {
   it('has a rule for every route the app answers (add one to ROUTE_RULES when adding a route)', () => {
@@ -202,41 +274,9 @@ describe('route × role × bot scope (bearer tokens)', () => {
     expect(roleRoutes.filter((r) => !covered.has(r))).toEqual([])
   })
 
-  it('lists, stats and bots show only the caller’s bots', async () => {
-    const auth = { authorization: `Bearer ${token('viewer-shop')}` }
-    const bots = (await (await call('/api/bots', { headers: auth })).json()) as Array<{ name: string }>
-    expect(bots.map((b) => b.name)).toEqual(['shop'])
-    const convs = (await (await call('/api/conversations', { headers: auth })).json()) as Array<{ bot: string }>
-    expect(convs.length).toBeGreaterThan(0)
-    expect(new Set(convs.map((c) => c.bot))).toEqual(new Set(['shop']))
-    const msgs = (await (await call('/api/messages', { headers: auth })).json()) as Array<{ bot: string }>
-    expect(new Set(msgs.map((m) => m.bot))).toEqual(new Set(['shop']))
-    const all = (await (
-      await call('/api/stats', { headers: { authorization: `Bearer ${token('admin-all')}` } })
-    ).json()) as {
-      records: number
-    }
-    const mine = (await (await call('/api/stats', { headers: auth })).json()) as { records: number }
-    expect(mine.records).toBeLessThan(all.records)
-    const pages = (await (
-      await call('/api/messenger-pages', { headers: { authorization: `Bearer ${token('admin-shop')}` } })
-    ).json()) as { pages: Array<{ bot: string }> }
-    expect(pages.pages.every((p) => p.bot === 'shop')).toBe(true)
-  })
+  it('lists, stats and bots show only the caller’s bots', listsShowOnlyTheirBots)
 
-  it('the live stream of a scoped user carries only their bots', async () => {
-    const stream = await openStream(`${collector.url}/api/stream`, { authorization: `Bearer ${token('viewer-shop')}` })
-    expect(stream.status).toBe(200)
-    const denied = await openStream(`${collector.url}/api/stream?bot=other`, {
-      authorization: `Bearer ${token('viewer-shop')}`,
-    })
-    expect(denied.status).toBe(403)
-    await say(collector.url, 'other-key', 'u2', 'secret of other')
-    await say(collector.url, 'shop-key', 'u1', 'visible to shop')
-    await expect.poll(() => stream.events.length, { timeout: 5000 }).toBeGreaterThan(0)
-    stream.close()
-    expect(stream.events.map((e) => (e.data as { bot: string }).bot)).toEqual(['shop'])
-  })
+  it('the live stream of a scoped user carries only their bots', streamCarriesOnlyTheirBots)
 
   it('without credentials: 401 JSON for the API, a redirect to /login for the dashboard', async () => {
     const api = await call('/api/bots')
@@ -391,38 +431,10 @@ describe('single sign-on proxy header', () => {
 })
 
 describe('audit log and logs', () => {
-  it('pause, resume and operator messages are audited with the actor; readers see their bots only', async () => {
-    const op = { authorization: `Bearer ${token('operator-shop')}` }
-    await call('/api/pause', { method: 'POST', body: { bot: 'shop', thread: 'u1', paused: true }, headers: op })
-    await call('/api/pause', { method: 'POST', body: { bot: 'shop', thread: 'u1', paused: false }, headers: op })
-    await call('/api/operator-message', {
-      method: 'POST',
-      body: { bot: 'shop', thread: 'u1', text: 'A human here' },
-      headers: op,
-    })
-    await call('/api/pause', {
-      method: 'POST',
-      body: { bot: 'other', thread: 'u2', paused: true },
-      headers: { authorization: `Bearer ${token('admin-all')}` },
-    })
-    const mine = (await (await call('/api/audit', { headers: op })).json()) as Array<Record<string, unknown>>
-    expect(mine.slice(0, 3)).toMatchObject([
-      {
-        actor: 'operator-shop',
-        action: 'operator-message',
-        bot: 'shop',
-        target: 'u1',
-        detail: { text: 'A human here' },
-      },
-      { actor: 'operator-shop', action: 'resume', bot: 'shop', target: 'u1' },
-      { actor: 'operator-shop', action: 'pause', bot: 'shop', target: 'u1' },
-    ])
-    expect(mine.every((e) => e.bot === 'shop')).toBe(true)
-    const all = (await (
-      await call('/api/audit', { headers: { authorization: `Bearer ${token('admin-all')}` } })
-    ).json()) as Array<Record<string, unknown>>
-    expect(all[0]).toMatchObject({ actor: 'admin-all', action: 'pause', bot: 'other' })
-  })
+  it(
+    'pause, resume and operator messages are audited with the actor; readers see their bots only',
+    auditReadersSeeTheirBots,
+  )
 
   it('logs are JSON with a request id, and never carry a key, token, password or cookie', async () => {
     const res = await call('/api/me', {
@@ -484,4 +496,37 @@ describe('secure default', () => {
       }),
     ).rejects.toThrow(/role must be viewer, operator or admin/)
   })
+})
+
+describe('bot scope and audit on PostgreSQL', () => {
+  // The same reads through the scope, on a collector keeping its records in a real PostgreSQL.
+  let server: PostgresServer
+  let onSqlite: Collector
+  beforeAll(async () => {
+    server = await startPostgres()
+    onSqlite = collector
+    const hooks = { pauseWebhookUrl: `${receiver.url}/pause`, operatorMessageUrl: `${receiver.url}/send` }
+    collector = await startCollector({
+      port: 0,
+      demoBot: false,
+      log: false,
+      db: await server.createDatabase(),
+      bots: [
+        { name: 'shop', apiKey: 'shop-key', ...hooks },
+        { name: 'other', apiKey: 'other-key', ...hooks },
+      ],
+      auth: { tokens: principals.map((p) => ({ ...p, token: token(p.name) })) },
+    })
+    await say(collector.url, 'shop-key', 'u1', 'hello from shop')
+    await say(collector.url, 'other-key', 'u2', 'hello from other')
+  }, 60_000)
+  afterAll(async () => {
+    await collector?.close()
+    collector = onSqlite
+    await server?.destroy()
+  })
+
+  it('lists, stats and bots show only the caller’s bots', listsShowOnlyTheirBots)
+  it('the live stream of a scoped user carries only their bots', streamCarriesOnlyTheirBots)
+  it('audited actions: readers see their bots only', auditReadersSeeTheirBots)
 })

@@ -4,7 +4,7 @@
  * Retry-After, reconnect, nothing acknowledged lost).
  */
 import { createHmac } from 'node:crypto'
-import { type Collector, PgRecordStore, startCollector } from '@convotrack/collector'
+import { type Collector, normalizeRecord, PgRecordStore, startCollector } from '@convotrack/collector'
 import { createTracker } from '@convotrack/core'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -71,7 +71,7 @@ describe('several collectors on one PostgreSQL', () => {
     await client.connect()
     const rows = (await client.query('SELECT version FROM convotrack_migrations ORDER BY version')).rows
     await client.end()
-    expect(rows).toEqual([{ version: 1 }])
+    expect(rows).toEqual(PG_MIGRATIONS.map((m) => ({ version: m.version })))
   })
 
   it('migrations are versioned: a later one is applied once, on top of what is there', async () => {
@@ -80,21 +80,22 @@ describe('several collectors on one PostgreSQL', () => {
     const pool = new pg.Pool({ connectionString: url })
     const client = await pool.connect()
     try {
+      const latest = Math.max(...PG_MIGRATIONS.map((m) => m.version))
       const next = [
         ...PG_MIGRATIONS,
-        { version: 2, name: 'test column', sql: 'ALTER TABLE convotrack_records ADD COLUMN note text' },
+        { version: latest + 1, name: 'test column', sql: 'ALTER TABLE convotrack_records ADD COLUMN note text' },
       ]
-      expect(await migrate(client, next)).toEqual([2])
+      expect(await migrate(client, next)).toEqual([latest + 1])
       expect(await migrate(client, next)).toEqual([])
       expect(await migrate(client)).toEqual([]) // an older collector on a newer schema starts too
       expect((await client.query('SELECT version, name FROM convotrack_migrations ORDER BY version')).rows).toEqual([
-        { version: 1, name: PG_MIGRATIONS[0]?.name },
-        { version: 2, name: 'test column' },
+        ...PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+        { version: latest + 1, name: 'test column' },
       ])
       await expect(
-        migrate(client, [...next, { version: 3, name: 'broken', sql: 'ALTER TABLE nope ADD x int' }]),
-      ).rejects.toThrow(/migration 3 \(broken\) failed/)
-      expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(2)
+        migrate(client, [...next, { version: latest + 2, name: 'broken', sql: 'ALTER TABLE nope ADD x int' }]),
+      ).rejects.toThrow(new RegExp(`migration ${latest + 2} \\(broken\\) failed`))
+      expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(latest + 1)
     } finally {
       client.release()
       await pool.end()
@@ -159,6 +160,38 @@ describe('several collectors on one PostgreSQL', () => {
           ])
       } finally {
         onA.close()
+        onB.close()
+      }
+    })
+
+    it("a retention sweep on one instance refreshes the other's dashboards once, per bot, not once per step", async () => {
+      const old = Date.now() - 10 * 86_400_000
+      for (let i = 0; i < 5; i++) {
+        const body = { text: `old ${i}`, userId: 'gone' }
+        await a.store.add(
+          {
+            bot: 'shop',
+            platform: 'universal',
+            type: 'incoming',
+            v: '11.1.0-rest',
+            raw: JSON.stringify(body),
+            receivedAt: old,
+          },
+          normalizeRecord('universal', 'incoming', body),
+        )
+      }
+      const onB = await stream(b.url)
+      try {
+        const before = Date.now() - 86_400_000
+        // Three steps of a sweep (2 + 2 + 1 records), as startRetention drains.
+        for (const n of [2, 2, 1]) expect(await a.store.deleteOlderThan({ before, bot: 'shop', limit: 2 })).toBe(n)
+        await poll(() => onB.events.filter((e) => e.event === 'expire').map((e) => e.data)).toEqual([
+          { bot: 'shop', before },
+        ])
+        await new Promise((r) => setTimeout(r, 600))
+        expect(onB.events.filter((e) => e.event === 'expire')).toHaveLength(1)
+        expect(await b.store.transcript('shop', 'gone')).toEqual([])
+      } finally {
         onB.close()
       }
     })

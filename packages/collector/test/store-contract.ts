@@ -7,10 +7,13 @@ import {
   type IncomingRecord,
   type NormalizedMessage,
   normalizeRecord,
+  type ReadFilter,
+  type RecordPlatform,
   type RecordStore,
   type StoredMessage,
+  type StoredRecord,
+  type StoredRecordType,
 } from '@convotrack/collector'
-import type { ApiVersion, Platform, RecordType } from '@convotrack/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { GOOD } from './fixtures'
 
@@ -26,24 +29,26 @@ export function item(
   platform: string,
   type: string,
   body: Obj,
-  opts: { at?: number; key?: string } = {},
+  opts: { at?: number; key?: string; v?: string } = {},
 ): { record: IncomingRecord; messages: NormalizedMessage[] } {
   const raw = JSON.stringify(body)
   const record: IncomingRecord = {
     bot,
-    platform: platform as Platform,
-    type: type as RecordType,
-    v: '11.1.0-rest' as ApiVersion,
+    platform: platform as RecordPlatform,
+    type: type as StoredRecordType,
+    v: opts.v ?? '11.1.0-rest',
     raw,
     receivedAt: opts.at ?? T0,
   }
   if (opts.key !== undefined) record.idempotencyKey = opts.key
-  return { record, messages: normalizeRecord(platform as Platform, type as RecordType, body) }
+  return { record, messages: normalizeRecord(platform as RecordPlatform, type as StoredRecordType, body) }
 }
 
 const inc = (bot: string, body: Obj, at = T0, key?: string) => item(bot, 'universal', 'incoming', body, { at, key })
 const out = (bot: string, body: Obj, at = T0, key?: string) => item(bot, 'universal', 'outgoing', body, { at, key })
 const ev = (bot: string, body: Obj, at = T0) => item(bot, 'generic', 'event', body, { at })
+
+const args = (i: ReturnType<typeof item>) => [i.record, i.messages] as const
 
 async function addAll(store: RecordStore, items: Array<ReturnType<typeof item>>) {
   const out: Array<{ id: number; messages: StoredMessage[] }> = []
@@ -473,6 +478,346 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.counts()).toEqual({ records: 21, messages: 21 })
       expect(await store.counts({ bot: 'shop' })).toEqual({ records: 20, messages: 20 })
       expect(await store.counts({ bot: 'nobody' })).toEqual({ records: 0, messages: 0 })
+    })
+
+    it('notHandled: an outgoing NotHandled reply counts the incoming message it answered (latest before it, same thread), once', async () => {
+      const { store } = await fresh()
+      const sdk = { v: '12.1.0-npm' }
+      const say = (dir: 'incoming' | 'outgoing', text: string, userId: string, intent?: string, bot = 'b') =>
+        item(bot, 'universal', dir, { text, userId, ...(intent ? { intent: { name: intent } } : {}) }, sdk)
+      await addAll(store, [
+        say('incoming', 'hello', 'u1'),
+        say('outgoing', 'hi!', 'u1'),
+        say('incoming', 'Flibber', 'u1'),
+        say('incoming', 'hello', 'u2'), // another thread in between
+        say('outgoing', 'Sorry?', 'u1', 'NotHandled'),
+        say('outgoing', 'Could you rephrase?', 'u1', 'NotHandled'), // same input: counted once
+        say('incoming', 'flibber ', 'u2', 'NotHandled'), // marked on the input itself
+        say('outgoing', 'Sorry?', 'u2', 'NotHandled'), // answers the same input: still once
+        say('outgoing', 'Nobody asked', 'u3', 'NotHandled'), // no input before it: nothing
+        say('incoming', 'zonk', 'u1', undefined, 'c'), // another bot, same thread name
+        say('outgoing', 'Eh?', 'u1', 'NotHandled', 'c'),
+      ])
+      expect(await store.notHandled({ bot: 'b' })).toEqual([
+        { text: 'Flibber', count: 2, users: 2, lastTs: T0, bots: ['b'] },
+      ])
+      expect(await store.notHandled({ bot: 'c' })).toEqual([
+        { text: 'zonk', count: 1, users: 1, lastTs: T0, bots: ['c'] },
+      ])
+      expect(await store.notHandled({})).toEqual([
+        { text: 'Flibber', count: 2, users: 2, lastTs: T0, bots: ['b'] },
+        { text: 'zonk', count: 1, users: 1, lastTs: T0, bots: ['c'] },
+      ])
+      expect(await store.notHandled({ bots: ['c'] })).toEqual(await store.notHandled({ bot: 'c' }))
+      expect(await store.notHandled({ bot: 'other' })).toEqual([])
+    })
+
+    it('add: the dashbot SDK’s record types (all, connect), legacy platforms and any version string are kept', async () => {
+      const { store } = await fresh()
+      const connect = item('b', 'slack', 'connect', { bot: { id: 'B1' }, team: { id: 'T1' } }, { v: '12.1.0-npm' })
+      const all = item(
+        'b',
+        'facebook',
+        'all',
+        {
+          object: 'page',
+          entry: [
+            {
+              id: 'P',
+              time: 1,
+              messaging: [
+                { sender: { id: 'S' }, recipient: { id: 'P' }, timestamp: 1, message: { mid: 'm1', text: 'in' } },
+                {
+                  sender: { id: 'P' },
+                  recipient: { id: 'S' },
+                  timestamp: 2,
+                  message: { mid: 'm2', text: 'out', is_echo: true },
+                },
+              ],
+            },
+          ],
+        },
+        { v: '12.1.0-npm' },
+      )
+      const activity = item(
+        'b',
+        'microsoft',
+        'incoming',
+        {
+          type: 'message',
+          text: 'from teams',
+          from: { id: 'mu' },
+          recipient: { id: 'bot' },
+          conversation: { id: 'mc' },
+        },
+        { v: '9.9.9-botframework-legacy' },
+      )
+      const webchat = item('b', 'webchat', 'outgoing', { text: 'web', userId: 'wu' }, { v: '0.0.1-x' })
+      expect(connect.messages).toEqual([])
+      const added = await store.addMany([connect, all, activity, webchat])
+      expect(added.map((a) => a.messages.length)).toEqual([0, 2, 1, 1])
+      for (const [i, it] of [connect, all, activity, webchat].entries())
+        expect(await store.record(added[i]?.id ?? 0)).toEqual({ id: added[i]?.id, ...it.record })
+      const read = await store.recent({})
+      expect(read).toEqual(added.flatMap((a) => a.messages))
+      expect(read.map((m) => [m.platform, m.direction, m.userId, m.text])).toEqual([
+        ['facebook', 'incoming', 'S', 'in'],
+        ['facebook', 'outgoing', 'S', 'out'],
+        ['microsoft', 'incoming', 'mu', 'from teams'],
+        ['webchat', 'outgoing', 'wu', 'web'],
+      ])
+      expect((await store.conversations({})).map((c) => [c.platform, c.thread])).toEqual([
+        ['webchat', 'wu'],
+        ['microsoft', 'mc'],
+        ['facebook', 'S'],
+      ])
+      expect(await store.counts()).toEqual({ records: 4, messages: 4 })
+    })
+
+    it('ReadFilter.bots: every read keeps to the listed bots, combined with bot; [] matches nothing', async () => {
+      const { store } = await fresh()
+      await seedReports(store)
+      await addAll(store, [
+        out('other', { text: 'No idea', userId: 'zed', intent: { name: 'NotHandled' } }, T0 + 200_000),
+        ev('third', { type: 'customEvent', name: 'signup', userId: 'q' }, T0 + 200_000),
+        inc('third', { text: 'hi', userId: 'q', platformUserJson: { plan: 'free' } }, T0 + 200_000),
+      ])
+      const reads: Record<string, (f: ReadFilter) => Promise<unknown>> = {
+        recent: (f) => store.recent({ ...f, limit: 5000 }),
+        conversations: (f) => store.conversations(f),
+        notHandled: (f) => store.notHandled(f),
+        intents: (f) => store.intents(f),
+        events: (f) => store.events(f),
+        segments: (f) => store.segments(f),
+        timeline: (f) => store.timeline({ ...f, bucketMs: 60_000 }),
+        counts: (f) => store.counts(f),
+      }
+      const none: Record<string, unknown> = {
+        recent: [],
+        conversations: [],
+        notHandled: [],
+        intents: [],
+        events: {
+          custom: [],
+          revenue: { total: 0, count: 0, byName: [] },
+          shares: { count: 0, byName: [] },
+          pageLaunches: [],
+          referrals: [],
+        },
+        segments: [],
+        timeline: [],
+        counts: { records: 0, messages: 0 },
+      }
+      for (const [name, read] of Object.entries(reads)) {
+        const shop = await read({ bot: 'shop' })
+        expect(shop, name).not.toEqual(none[name])
+        expect(await read({ bots: ['shop'] }), name).toEqual(shop)
+        expect(await read({ bots: ['shop', 'nobody'] }), name).toEqual(shop)
+        expect(await read({ bot: 'shop', bots: ['shop', 'other'] }), name).toEqual(shop)
+        expect(await read({ bot: 'shop', bots: ['other'] }), name).toEqual(none[name])
+        expect(await read({ bots: [] }), name).toEqual(none[name])
+        expect(await read({ bots: ['nobody'] }), name).toEqual(none[name])
+        expect(await read({ bots: ['shop', 'other', 'third'] }), name).toEqual(await read({}))
+      }
+      // Two bots of three: exactly theirs.
+      const two = await store.recent({ bots: ['other', 'third'], limit: 5000 })
+      expect(new Set(two.map((m) => m.bot))).toEqual(new Set(['other', 'third']))
+      expect(two).toHaveLength(4)
+      expect(await store.counts({ bots: ['other', 'third'] })).toEqual({ records: 4, messages: 4 })
+      expect((await store.notHandled({ bots: ['other', 'third'] })).map((l) => [l.text, l.count])).toEqual([
+        ['Where is my order?', 1],
+      ])
+      expect((await store.conversations({ bots: ['other', 'third'] })).map((c) => c.bot).sort()).toEqual([
+        'other',
+        'third',
+      ])
+    })
+
+    it('eraseUser: one user of one bot — records, messages, pauses of their threads, audit details; nothing else', async () => {
+      const { store } = await fresh()
+      const ada1 = await store.add(...args(inc('shop', { text: 'where is my parcel', userId: 'ada' }, T0)))
+      const ada2 = await store.add(
+        ...args(out('shop', { text: 'In transit', userId: 'ada', conversationId: 'c-ada' }, T0 + 1)),
+      )
+      const adaEvent = await store.add(
+        ...args(ev('shop', { type: 'revenueEvent', name: 'buy', userId: 'ada', amount: 3 }, T0 + 2)),
+      )
+      const bob = await store.add(...args(inc('shop', { text: 'blorp', userId: 'bob' }, T0 + 3)))
+      const adaOther = await store.add(...args(inc('other', { text: 'ada elsewhere', userId: 'ada' }, T0 + 4)))
+      await store.setPaused('shop', 'ada', true)
+      await store.setPaused('shop', 'c-ada', true)
+      await store.setPaused('shop', 'bob', true)
+      await store.setPaused('other', 'ada', true)
+      const audit = (bot: string, target: string, detail: Record<string, unknown>) =>
+        store.addAudit({ ts: T0, actor: 'op', action: 'operator-message', bot, target, detail })
+      await audit('shop', 'ada', { text: 'hi ada' })
+      await audit('shop', 'c-ada', { text: 'hi again' })
+      await audit('shop', 'bob', { text: 'hi bob' })
+      await audit('other', 'ada', { text: 'ada on other' })
+
+      const result = await store.eraseUser('shop', 'ada')
+      expect({ ...result, threads: [...result.threads].sort() }).toEqual({
+        removed: 3,
+        messages: 3,
+        threads: ['ada', 'c-ada'],
+      })
+      for (const id of [ada1.id, ada2.id, adaEvent.id]) expect(await store.record(id)).toBeUndefined()
+      for (const id of [bob.id, adaOther.id]) expect(await store.record(id)).toBeDefined()
+      expect((await store.recent({ limit: 5000 })).map((m) => [m.bot, m.userId, m.text])).toEqual([
+        ['shop', 'bob', 'blorp'],
+        ['other', 'ada', 'ada elsewhere'],
+      ])
+      expect(await store.transcript('shop', 'ada')).toEqual([])
+      expect(await store.transcript('shop', 'c-ada')).toEqual([])
+      expect(await store.events({ bot: 'shop' })).toMatchObject({ revenue: { total: 0, count: 0 } })
+      expect(await store.paused('shop', 'ada')).toBe(false)
+      expect(await store.paused('shop', 'c-ada')).toBe(false)
+      expect(await store.paused('shop', 'bob')).toBe(true)
+      expect(await store.paused('other', 'ada')).toBe(true)
+      const log = await store.audit({})
+      expect(log.map((a) => [a.bot, a.target, a.detail])).toEqual([
+        ['other', 'ada', { text: 'ada on other' }],
+        ['shop', 'bob', { text: 'hi bob' }],
+        ['shop', 'c-ada', null],
+        ['shop', 'ada', null],
+      ])
+      expect(await store.counts()).toEqual({ records: 2, messages: 2 })
+      expect(await store.eraseUser('shop', 'ada')).toEqual({ removed: 0, messages: 0, threads: [] })
+      expect(await store.eraseUser('nobody', 'ada')).toEqual({ removed: 0, messages: 0, threads: [] })
+    })
+
+    it('eraseUser: a record carrying several messages goes whole, with the other messages in it', async () => {
+      const { store } = await fresh()
+      const entry = (sender: string, mid: string, text: string) => ({
+        sender: { id: sender },
+        recipient: { id: 'P' },
+        timestamp: 1,
+        message: { mid, text },
+      })
+      const batch = item('shop', 'facebook', 'incoming', {
+        object: 'page',
+        entry: [{ id: 'P', time: 1, messaging: [entry('ada', 'a', 'mine'), entry('bob', 'b', 'his')] }],
+      })
+      await store.add(batch.record, batch.messages)
+      expect(await store.eraseUser('shop', 'ada')).toEqual({ removed: 1, messages: 2, threads: ['ada'] })
+      expect(await store.counts()).toEqual({ records: 0, messages: 0 })
+    })
+
+    it('exportUser: one user’s records of one bot, in arrival order, page after page, as stored', async () => {
+      const { store } = await fresh()
+      const mine: number[] = []
+      for (let i = 0; i < 1234; i += 200) {
+        const batch = Array.from({ length: Math.min(200, 1234 - i) }, (_, j) => {
+          const n = i + j
+          if (n % 5 === 4) return inc('shop', { text: `not mine ${n}`, userId: 'someone' }, T0 + n)
+          if (n % 7 === 6) return inc('other', { text: `other bot ${n}`, userId: 'big' }, T0 + n)
+          return n % 2
+            ? out('shop', { text: `to big ${n}`, userId: 'big' }, T0 + n)
+            : inc('shop', { text: `${n}`, userId: 'big' }, T0 + n)
+        })
+        const results = await store.addMany(batch)
+        for (const [j, r] of results.entries())
+          if (batch[j]?.record.bot === 'shop' && batch[j]?.messages[0]?.userId === 'big') mine.push(r.id)
+      }
+      const got: StoredRecord[] = []
+      for await (const r of store.exportUser('shop', 'big')) got.push(r)
+      expect(got.map((r) => r.id)).toEqual(mine)
+      expect(got.length).toBeGreaterThan(500)
+      expect(got[0]).toEqual(await store.record(mine[0] ?? 0))
+      expect(got.every((r) => r.bot === 'shop' && JSON.parse(r.raw).userId === 'big')).toBe(true)
+      // Stopping early is fine (the iterator is lazy); an unknown user gives nothing.
+      for await (const r of store.exportUser('shop', 'big')) {
+        expect(r.id).toBe(mine[0])
+        break
+      }
+      const none: StoredRecord[] = []
+      for await (const r of store.exportUser('shop', 'nobody')) none.push(r)
+      expect(none).toEqual([])
+    })
+
+    it('deleteOlderThan: the oldest first, at most `limit`, of one bot or all but some; messages go too', async () => {
+      const { store } = await fresh()
+      const day = 86_400_000
+      // Newest stored first: the order is by arrival time, not by id.
+      await addAll(store, [
+        inc('shop', { text: 'fresh', userId: 'u' }, T0),
+        ...Array.from({ length: 7 }, (_, i) => inc('shop', { text: `old ${i}`, userId: 'u' }, T0 - 10 * day + i)),
+        inc('shop', { text: 'oldest', userId: 'u' }, T0 - 20 * day),
+        inc('keep', { text: 'kept old', userId: 'u' }, T0 - 30 * day),
+        inc('other', { text: 'other old', userId: 'u' }, T0 - 30 * day),
+        ev('shop', { type: 'customEvent', name: 'old event', userId: 'u' }, T0 - 5 * day),
+      ])
+      const before = T0 - day
+      expect(await store.deleteOlderThan({ before, bot: 'shop', limit: 3 })).toBe(3)
+      const left = async () => (await store.recent({ bot: 'shop', limit: 5000 })).map((m) => m.text)
+      // Gone: "oldest", "old 0", "old 1".
+      expect(await left()).toEqual(['fresh', 'old 2', 'old 3', 'old 4', 'old 5', 'old 6', 'old event'])
+      expect(await store.deleteOlderThan({ before, bot: 'shop', limit: 500 })).toBe(6)
+      expect(await store.deleteOlderThan({ before, bot: 'shop', limit: 500 })).toBe(0)
+      expect(await left()).toEqual(['fresh'])
+      expect(await store.deleteOlderThan({ before, exceptBots: ['keep'], limit: 500 })).toBe(1)
+      expect((await store.recent({ limit: 5000 })).map((m) => m.text)).toEqual(['fresh', 'kept old'])
+      expect(await store.deleteOlderThan({ before, limit: 500 })).toBe(1)
+      expect(await store.counts()).toEqual({ records: 1, messages: 1 })
+      expect(await store.deleteOlderThan({ before: T0 + 1, exceptBots: ['shop'], limit: 10 })).toBe(0)
+    })
+
+    it('addAudit / audit: newest first, by bots ([] = none), paged with beforeId, limited; details as JSON', async () => {
+      const { store } = await fresh()
+      const detail = { paused: true, nested: { list: [1, 'two', null] }, text: 'héllo "x"' }
+      const first = await store.addAudit({ ts: T0, actor: 'ann', action: 'pause', bot: 'shop', target: 'u1', detail })
+      expect(first).toEqual({
+        id: expect.any(Number),
+        ts: T0,
+        actor: 'ann',
+        action: 'pause',
+        bot: 'shop',
+        target: 'u1',
+        detail,
+      })
+      const added = [first]
+      for (let i = 1; i < 12; i++)
+        added.push(
+          await store.addAudit({
+            ts: T0 + i,
+            actor: i % 2 ? 'bob' : 'ann',
+            action: 'operator-message',
+            bot: i % 3 ? 'shop' : 'other',
+            target: `u${i}`,
+            detail: { i },
+          }),
+        )
+      added.push(
+        await store.addAudit({
+          ts: T0 + 99,
+          actor: 'admin',
+          action: 'messenger-page',
+          bot: null,
+          target: null,
+          detail: null,
+        }),
+      )
+      const ids = added.map((a) => a.id)
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids)
+      const all = await store.audit({})
+      expect(all).toEqual([...added].reverse())
+      expect(await store.audit({ bots: [] })).toEqual([])
+      const other = await store.audit({ bots: ['other'] })
+      expect(other.map((a) => a.detail)).toEqual([{ i: 9 }, { i: 6 }, { i: 3 }])
+      expect((await store.audit({ bots: ['shop', 'other'] })).length).toBe(12)
+      expect(await store.audit({ limit: 2 })).toEqual(all.slice(0, 2))
+      expect(await store.audit({ beforeId: all[1]?.id, limit: 3 })).toEqual(all.slice(2, 5))
+      expect(await store.audit({ bots: ['shop'], beforeId: added[5]?.id })).toEqual(
+        added
+          .slice(0, 5)
+          .filter((a) => a.bot === 'shop')
+          .reverse(),
+      )
+    })
+
+    it('ping: answers while the store is open', async () => {
+      const { store } = await fresh()
+      await expect(store.ping()).resolves.toBeUndefined()
     })
 
     it('close: adds still pending are committed, and a persistent store has them after reopening', async () => {
