@@ -220,7 +220,7 @@ export interface RecordStore {
   }): Promise<number>
   /** Appends to the audit log. */
   addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>
-  /** Audit log, newest first; `bots` limits to those bots' entries (and entries without a bot when it includes '*'). */
+  /** Audit log, newest first; `bots` limits it to those bots' entries (a user scoped to every bot passes no `bots`). */
   audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]>
   /** Cheap liveness probe of the database (readiness). */
   ping(): Promise<void>
