@@ -457,9 +457,9 @@ export class Transport {
       if (limited) {
         this.pacer.onLimited(now)
         this.limitedRun++
-        if (this.gate.probing || this.limitedRun >= LIMITED_RUN_GATES) {
-          // Everything is refused: hold every request for the Retry-After, then probe.
-          s.attempts--
+        if (s.attempts < this.retry.maxAttempts && (this.gate.probing || this.limitedRun >= LIMITED_RUN_GATES)) {
+          // Everything is refused: hold every request for the Retry-After, then probe. The
+          // service answered, so the attempt counts: a service that refuses for good fails records.
           if (s.round === this.gate.round)
             this.gate.close(now, Math.min(f.retryAfterMs ?? backoffDelay(1, this.retry), this.retry.maxRetryAfterMs))
           this.hold(s, f, now)
