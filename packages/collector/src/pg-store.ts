@@ -27,6 +27,7 @@ import {
   eventsReport,
   type MessageRow,
   type MessengerPageRow,
+  pagedRecords,
   segmentsOf,
   toConversation,
   toMessage,
@@ -667,22 +668,16 @@ export class PgRecordStore implements RecordStore {
 
   /** One user's records in arrival order, in keyset pages of 500 (bounded memory whatever their number). */
   async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
-    let after = 0
-    for (;;) {
-      const rows = await this.query<StoredRecord>(
+    yield* pagedRecords((after) =>
+      this.query<StoredRecord>(
         `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS "receivedAt", r.raw
-         FROM convotrack_records r WHERE r.id IN (
-           SELECT DISTINCT record_id FROM convotrack_messages WHERE bot = $1 AND user_id = $2 AND record_id > $3
-           ORDER BY record_id LIMIT 500)
-         ORDER BY r.id`,
+       FROM convotrack_records r WHERE r.id IN (
+         SELECT DISTINCT record_id FROM convotrack_messages WHERE bot = $1 AND user_id = $2 AND record_id > $3
+         ORDER BY record_id LIMIT 500)
+       ORDER BY r.id`,
         [bot, text(userId), after],
-      )
-      if (rows.length === 0) return
-      for (const row of rows) yield row
-      after = (rows[rows.length - 1] as StoredRecord).id
-      // Let ingest and other requests run between pages.
-      await new Promise((r) => setImmediate(r))
-    }
+      ),
+    )
   }
 
   /**

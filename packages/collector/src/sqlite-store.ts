@@ -25,6 +25,7 @@ import {
   eventsReport,
   type MessageRow,
   type MessengerPageRow,
+  pagedRecords,
   segmentsOf,
   toConversation,
   toMessage,
@@ -458,23 +459,17 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
-    let after = 0
-    for (;;) {
-      const rows = this.all<StoredRecord>(
+    yield* pagedRecords((after) =>
+      this.all<StoredRecord>(
         `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS receivedAt, r.raw
-         FROM records r WHERE r.id IN (
-           SELECT DISTINCT record_id FROM messages WHERE bot = ? AND user_id = ? AND record_id > ? ORDER BY record_id LIMIT 500)
-         ORDER BY r.id`,
+       FROM records r WHERE r.id IN (
+         SELECT DISTINCT record_id FROM messages WHERE bot = ? AND user_id = ? AND record_id > ? ORDER BY record_id LIMIT 500)
+       ORDER BY r.id`,
         bot,
         userId,
         after,
-      )
-      if (rows.length === 0) return
-      for (const row of rows) yield row
-      after = (rows[rows.length - 1] as StoredRecord).id
-      // Let ingest and other requests run between pages.
-      await new Promise((r) => setImmediate(r))
-    }
+      ),
+    )
   }
 
   async deleteOlderThan(opts: {

@@ -4,7 +4,7 @@
  * and the clamp on read limits. The SQL itself stays with each store.
  */
 import type { MessengerPageConfig } from './options'
-import type { ConversationSummary, EventsReport, Segment, StoredMessage } from './store'
+import type { ConversationSummary, EventsReport, Segment, StoredMessage, StoredRecord } from './store'
 
 /** A row of the messages table (both stores name the columns alike), with the event's raw record when it is one. */
 export interface MessageRow {
@@ -162,4 +162,21 @@ export function segmentsOf(userJsons: Iterable<string>): Segment[] {
 export function clampLimit(limit: number | undefined, fallback: number): number {
   if (limit === undefined || !Number.isFinite(limit)) return fallback
   return Math.min(Math.max(1, Math.floor(limit)), 5000)
+}
+
+/**
+ * Records read in keyset pages (bounded memory whatever their number): `page(after)` gives the
+ * next records with ids above `after`, in id order; an empty page ends it. Other requests run
+ * between pages.
+ */
+export async function* pagedRecords(page: (after: number) => Promise<StoredRecord[]> | StoredRecord[]) {
+  let after = 0
+  for (;;) {
+    const rows = await page(after)
+    if (rows.length === 0) return
+    for (const row of rows) yield row
+    after = (rows[rows.length - 1] as StoredRecord).id
+    // Let ingest and other requests run between pages.
+    await new Promise((r) => setImmediate(r))
+  }
 }

@@ -6,6 +6,7 @@ import { checkIdempotencyKey } from './idempotency-key'
 import { type AcceptedRecord, ingestMany } from './ingest'
 import type { LiveFeed } from './live-feed'
 import type { RecordStore } from './store'
+import { answerStoreFailure } from './store-failure'
 import { checkTrackHead, requireApiKey } from './track-head'
 import { parseTrackQuery, validateRecord } from './validate-record'
 
@@ -172,19 +173,12 @@ export function trackBatchRoute(deps: {
       try {
         stored = await ingestMany(deps.store, deps.feed, accepted)
       } catch (e) {
-        console.error('[convotrack-collector] store failed; batch answered 503', (e as Error)?.message ?? e)
-        res.removeHeader(BATCH_HEADER)
-        res
-          .status(503)
-          .setHeader('retry-after', '1')
-          .json(
-            new RequestError(
-              503,
-              'store_unavailable',
-              'the record store is unavailable; nothing of this batch was stored, retry it',
-              '',
-            ).toJSON(),
-          )
+        answerStoreFailure(
+          res,
+          e,
+          'batch',
+          'the record store is unavailable; nothing of this batch was stored, retry it',
+        )
         return
       }
       for (const [i, result] of stored.entries()) {

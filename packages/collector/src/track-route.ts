@@ -5,6 +5,7 @@ import { checkIdempotencyKey } from './idempotency-key'
 import { ingest } from './ingest'
 import type { LiveFeed } from './live-feed'
 import type { RecordStore } from './store'
+import { answerStoreFailure } from './store-failure'
 import { checkTrackHead } from './track-head'
 import { parseTrackQuery, type TrackQuery, validateRecord } from './validate-record'
 
@@ -64,19 +65,7 @@ export function trackRoute(deps: {
             idempotencyKey: res.locals.idempotencyKey as string | undefined,
           })
         } catch (e) {
-          console.error('[convotrack-collector] store failed; record answered 503', (e as Error)?.message ?? e)
-          res.removeHeader('Convotrack-Batch')
-          res
-            .status(503)
-            .setHeader('retry-after', '1')
-            .json(
-              new RequestError(
-                503,
-                'store_unavailable',
-                'the record store is unavailable; retry the record',
-                '',
-              ).toJSON(),
-            )
+          answerStoreFailure(res, e, 'record', 'the record store is unavailable; retry the record')
           return
         }
         const { id, duplicate } = stored
