@@ -5,11 +5,11 @@
  * messages loaded on scroll, raw JSON scrolled into view and long ids shown whole.
  */
 import { type Collector, normalizeRecord, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret, type Platform, type RecordType } from '@convotrack/core'
+import type { Platform, RecordType } from '@convotrack/core'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openBrowserPage, requireChromium, screenshot } from './support/browser'
-import { type ChatBot, startChatBot } from './support/chat-bot'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 
 const MINUTE = 60_000
 
@@ -48,15 +48,7 @@ const stat = async (bot?: string) =>
 beforeAll(async () => {
   requireChromium()
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 3, baseDelayMs: 50 } })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    webhookSecret: secret,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
+  bot = await startShopBot(collector)
   collector.addBot({ name: 'helpdesk', apiKey: 'helpdesk-key' })
   ;({ browser, page, pageErrors } = await openBrowserPage())
 })

@@ -5,11 +5,10 @@
  */
 import { createHmac } from 'node:crypto'
 import { type Collector, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret } from '@convotrack/core'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openBrowserPage, requireChromium, screenshot } from './support/browser'
-import { type ChatBot, startChatBot } from './support/chat-bot'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 
 let collector: Collector
 let bot: ChatBot
@@ -24,15 +23,7 @@ const shot = (name: string) => screenshot(page, name)
 beforeAll(async () => {
   requireChromium()
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 3, baseDelayMs: 50 } })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    webhookSecret: secret,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
+  bot = await startShopBot(collector)
   ;({ browser, page, pageErrors } = await openBrowserPage())
 })
 

@@ -4,11 +4,10 @@
  * out, and the back button shows nothing private.
  */
 import { type Collector, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret } from '@convotrack/core'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openBrowserPage, requireChromium } from './support/browser'
-import { type ChatBot, startChatBot } from './support/chat-bot'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 import { PASSWORD, passwordHash, say } from './support/team'
 
 let collector: Collector
@@ -34,15 +33,7 @@ beforeAll(async () => {
     },
     webhookRetry: { attempts: 2, baseDelayMs: 50 },
   })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    webhookSecret: secret,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
+  bot = await startShopBot(collector)
   await say(collector.url, 'other-key', 'zed', 'private to the other bot')
   ;({ browser, page, pageErrors } = await openBrowserPage())
 })
