@@ -21,6 +21,18 @@ import type {
   StoredRecord,
   TimelineBucket,
 } from './store'
+import {
+  type ConversationRow,
+  clampLimit,
+  eventsReport,
+  type MessageRow,
+  type MessengerPageRow,
+  pagedRecords,
+  segmentsOf,
+  toConversation,
+  toMessage,
+  toMessengerPage,
+} from './store-rows'
 import { StoreUnavailableError } from './store-unavailable'
 
 /** Options of {@link PgRecordStore.open}. */
@@ -99,64 +111,10 @@ const numberTypes = {
       : (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)) as typeof pg.types.getTypeParser,
 }
 
-interface MessageRow {
-  id: number
-  record_id: number
-  bot: string
-  platform: string
-  direction: string
-  user_id: string
-  conversation_id: string | null
-  thread: string
-  session_id: string | null
-  text: string | null
-  intent: string | null
-  confidence: number | null
-  buttons: string | null
-  images: string | null
-  user_json: string | null
-  event_type: string | null
-  event_name: string | null
-  amount: number | null
-  ts: number
-  event_raw?: string | null
-}
-
 const SELECT_MESSAGE = `SELECT m.id, m.record_id, m.bot, m.platform, m.direction, m.user_id, m.conversation_id, m.thread,
   m.session_id, m.text, m.intent, m.confidence, m.buttons, m.images, m.user_json, m.event_type, m.event_name, m.amount, m.ts,
   CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
   FROM convotrack_messages m JOIN convotrack_records r ON r.id = m.record_id`
-
-function toMessage(row: MessageRow): StoredMessage {
-  const msg: StoredMessage = {
-    id: row.id,
-    recordId: row.record_id,
-    bot: row.bot,
-    platform: row.platform as StoredMessage['platform'],
-    direction: row.direction as StoredMessage['direction'],
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    thread: row.thread,
-    sessionId: row.session_id,
-    text: row.text,
-    intent: row.intent,
-    confidence: row.confidence,
-    buttons: row.buttons ? JSON.parse(row.buttons) : [],
-    images: row.images ? JSON.parse(row.images) : [],
-    userJson: row.user_json ? JSON.parse(row.user_json) : null,
-    event: null,
-    ts: row.ts,
-  }
-  if (row.event_type !== null) {
-    msg.event = {
-      type: row.event_type,
-      name: row.event_name ?? '',
-      body: row.event_raw ? JSON.parse(row.event_raw) : {},
-    }
-    if (row.amount !== null) msg.event.amount = row.amount
-  }
-  return msg
-}
 
 const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
   v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
@@ -521,17 +479,7 @@ export class PgRecordStore implements RecordStore {
   async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
     const params: unknown[] = []
     const where = scope(filter, params)
-    const rows = await this.query<{
-      bot: string
-      thread: string
-      platform: string
-      user_id: string
-      in_user: string | null
-      n: number
-      text: string | null
-      ts: number
-      paused: boolean | null
-    }>(
+    const rows = await this.query<ConversationRow & { paused: boolean | null }>(
       `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
        FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
                max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
@@ -542,16 +490,7 @@ export class PgRecordStore implements RecordStore {
        ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
       params,
     )
-    return rows.map((r) => ({
-      bot: r.bot,
-      platform: r.platform as ConversationSummary['platform'],
-      thread: r.thread,
-      userId: r.in_user ?? r.user_id,
-      messages: r.n,
-      lastText: r.text,
-      lastTs: r.ts,
-      paused: r.paused === true,
-    }))
+    return rows.map((r) => toConversation(r, r.paused === true))
   }
 
   async transcript(
@@ -628,20 +567,7 @@ export class PgRecordStore implements RecordStore {
         p,
       ),
     ])
-    return {
-      custom: custom.map(({ name, count }) => ({ name, count })),
-      revenue: {
-        total: revenue.reduce((t, r) => t + (r.total ?? 0), 0),
-        count: revenue.reduce((t, r) => t + r.count, 0),
-        byName: revenue.map((r) => ({ name: r.name, total: r.total ?? 0, count: r.count })),
-      },
-      shares: {
-        count: shares.reduce((t, r) => t + r.count, 0),
-        byName: shares.map(({ name, count }) => ({ name, count })),
-      },
-      pageLaunches,
-      referrals: referrals.map((r) => ({ source: String(r.source), count: r.count })),
-    }
+    return eventsReport({ custom, revenue, shares, pageLaunches, referrals })
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
@@ -679,15 +605,10 @@ export class PgRecordStore implements RecordStore {
   }
 
   async messengerPages(): Promise<MessengerPageConfig[]> {
-    const rows = await this.query<{ page_id: string; app_secret: string; verify_token: string; bot: string | null }>(
+    const rows = await this.query<MessengerPageRow>(
       'SELECT page_id, app_secret, verify_token, bot FROM convotrack_messenger_pages ORDER BY page_id',
     )
-    return rows.map((r) => ({
-      pageId: r.page_id,
-      appSecret: r.app_secret,
-      verifyToken: r.verify_token,
-      ...(r.bot ? { bot: r.bot } : {}),
-    }))
+    return rows.map(toMessengerPage)
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
@@ -747,22 +668,16 @@ export class PgRecordStore implements RecordStore {
 
   /** One user's records in arrival order, in keyset pages of 500 (bounded memory whatever their number). */
   async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
-    let after = 0
-    for (;;) {
-      const rows = await this.query<StoredRecord>(
+    yield* pagedRecords((after) =>
+      this.query<StoredRecord>(
         `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS "receivedAt", r.raw
-         FROM convotrack_records r WHERE r.id IN (
-           SELECT DISTINCT record_id FROM convotrack_messages WHERE bot = $1 AND user_id = $2 AND record_id > $3
-           ORDER BY record_id LIMIT 500)
-         ORDER BY r.id`,
+       FROM convotrack_records r WHERE r.id IN (
+         SELECT DISTINCT record_id FROM convotrack_messages WHERE bot = $1 AND user_id = $2 AND record_id > $3
+         ORDER BY record_id LIMIT 500)
+       ORDER BY r.id`,
         [bot, text(userId), after],
-      )
-      if (rows.length === 0) return
-      for (const row of rows) yield row
-      after = (rows[rows.length - 1] as StoredRecord).id
-      // Let ingest and other requests run between pages.
-      await new Promise((r) => setImmediate(r))
-    }
+      ),
+    )
   }
 
   /**
@@ -1051,35 +966,4 @@ function scope(filter: ReadFilter, params: unknown[], col = 'bot'): string {
   if (filter.bot !== undefined) and += ` AND ${col} = $${params.push(filter.bot)}`
   if (filter.bots !== undefined) and += ` AND ${col} = ANY($${params.push([...filter.bots])}::text[])`
   return and
-}
-
-function clampLimit(limit: number | undefined, fallback: number): number {
-  if (limit === undefined || !Number.isFinite(limit)) return fallback
-  return Math.min(Math.max(1, Math.floor(limit)), 5000)
-}
-
-/** Users counted by field value, as SQLite's store does (top 20 values, top 30 fields). */
-function segmentsOf(userJsons: string[]): Segment[] {
-  const fields = new Map<string, Map<string, number>>()
-  for (const raw of userJsons) {
-    const user = JSON.parse(raw) as Record<string, unknown>
-    for (const [key, value] of Object.entries(user)) {
-      if (value === null || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean'))
-        continue
-      const values = fields.get(key) ?? new Map<string, number>()
-      values.set(String(value), (values.get(String(value)) ?? 0) + 1)
-      fields.set(key, values)
-    }
-  }
-  const total = (values: Array<{ users: number }>) => values.reduce((t, v) => t + v.users, 0)
-  return [...fields.entries()]
-    .map(([field, values]) => ({
-      field,
-      values: [...values.entries()]
-        .map(([value, users]) => ({ value, users }))
-        .sort((a, b) => b.users - a.users)
-        .slice(0, 20),
-    }))
-    .sort((a, b) => total(b.values) - total(a.values))
-    .slice(0, 30)
 }

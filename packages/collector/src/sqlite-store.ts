@@ -19,6 +19,18 @@ import type {
   TimelineBucket,
   TranscriptPage,
 } from './store'
+import {
+  type ConversationRow,
+  clampLimit,
+  eventsReport,
+  type MessageRow,
+  type MessengerPageRow,
+  pagedRecords,
+  segmentsOf,
+  toConversation,
+  toMessage,
+  toMessengerPage,
+} from './store-rows'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (
@@ -85,62 +97,8 @@ CREATE TABLE IF NOT EXISTS messenger_pages (
 );
 `
 
-interface MessageRow {
-  id: number
-  record_id: number
-  bot: string
-  platform: string
-  direction: string
-  user_id: string
-  conversation_id: string | null
-  thread: string
-  session_id: string | null
-  text: string | null
-  intent: string | null
-  confidence: number | null
-  buttons: string | null
-  images: string | null
-  user_json: string | null
-  event_type: string | null
-  event_name: string | null
-  amount: number | null
-  ts: number
-  event_raw?: string | null
-}
-
 const SELECT_MESSAGE = `SELECT m.*, CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
   FROM messages m JOIN records r ON r.id = m.record_id`
-
-function toMessage(row: MessageRow): StoredMessage {
-  const msg: StoredMessage = {
-    id: row.id,
-    recordId: row.record_id,
-    bot: row.bot,
-    platform: row.platform as StoredMessage['platform'],
-    direction: row.direction as StoredMessage['direction'],
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    thread: row.thread,
-    sessionId: row.session_id,
-    text: row.text,
-    intent: row.intent,
-    confidence: row.confidence,
-    buttons: row.buttons ? JSON.parse(row.buttons) : [],
-    images: row.images ? JSON.parse(row.images) : [],
-    userJson: row.user_json ? JSON.parse(row.user_json) : null,
-    event: null,
-    ts: row.ts,
-  }
-  if (row.event_type !== null) {
-    msg.event = {
-      type: row.event_type,
-      name: row.event_name ?? '',
-      body: row.event_raw ? JSON.parse(row.event_raw) : {},
-    }
-    if (row.amount !== null) msg.event.amount = row.amount
-  }
-  return msg
-}
 
 interface PendingAdd {
   record: IncomingRecord
@@ -322,17 +280,7 @@ export class SqliteRecordStore implements RecordStore {
 
   async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
     const limit = clampLimit(filter.limit, 200)
-    const rows = this.all<{
-      bot: string
-      thread: string
-      platform: string
-      user_id: string
-      in_user: string | null
-      n: number
-      text: string | null
-      ts: number
-      paused: number | null
-    }>(
+    const rows = this.all<ConversationRow & { paused: number | null }>(
       `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
        FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
                max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
@@ -344,16 +292,7 @@ export class SqliteRecordStore implements RecordStore {
       ...scope(filter).params,
       limit,
     )
-    return rows.map((r) => ({
-      bot: r.bot,
-      platform: r.platform as ConversationSummary['platform'],
-      thread: r.thread,
-      userId: r.in_user ?? r.user_id,
-      messages: r.n,
-      lastText: r.text,
-      lastTs: r.ts,
-      paused: r.paused === 1,
-    }))
+    return rows.map((r) => toConversation(r, r.paused === 1))
   }
 
   async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
@@ -423,20 +362,7 @@ export class SqliteRecordStore implements RecordStore {
        WHERE m.event_type = 'referralEvent' ${and} GROUP BY source ORDER BY count DESC LIMIT 100`,
       ...p,
     )
-    return {
-      custom: byName('customEvent').map(({ name, count }) => ({ name, count })),
-      revenue: {
-        total: revenue.reduce((t, r) => t + (r.total ?? 0), 0),
-        count: revenue.reduce((t, r) => t + r.count, 0),
-        byName: revenue.map((r) => ({ name: r.name, total: r.total ?? 0, count: r.count })),
-      },
-      shares: {
-        count: shares.reduce((t, r) => t + r.count, 0),
-        byName: shares.map(({ name, count }) => ({ name, count })),
-      },
-      pageLaunches,
-      referrals: referrals.map((r) => ({ source: String(r.source), count: r.count })),
-    }
+    return eventsReport({ custom: byName('customEvent'), revenue, shares, pageLaunches, referrals })
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
@@ -447,27 +373,7 @@ export class SqliteRecordStore implements RecordStore {
              GROUP BY bot, user_id) u ON u.id = m.id`,
       ...scope(filter).params,
     )
-    const fields = new Map<string, Map<string, number>>()
-    for (const row of rows) {
-      const user = JSON.parse(row.user_json) as Record<string, unknown>
-      for (const [key, value] of Object.entries(user)) {
-        if (value === null || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean'))
-          continue
-        const values = fields.get(key) ?? new Map<string, number>()
-        values.set(String(value), (values.get(String(value)) ?? 0) + 1)
-        fields.set(key, values)
-      }
-    }
-    return [...fields.entries()]
-      .map(([field, values]) => ({
-        field,
-        values: [...values.entries()]
-          .map(([value, users]) => ({ value, users }))
-          .sort((a, b) => b.users - a.users)
-          .slice(0, 20),
-      }))
-      .sort((a, b) => sum(b.values) - sum(a.values))
-      .slice(0, 30)
+    return segmentsOf(rows.map((r) => r.user_json))
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
@@ -505,15 +411,8 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async messengerPages(): Promise<MessengerPageConfig[]> {
-    const rows = this.all<{ page_id: string; app_secret: string; verify_token: string; bot: string | null }>(
-      'SELECT * FROM messenger_pages',
-    )
-    return rows.map((r) => ({
-      pageId: r.page_id,
-      appSecret: r.app_secret,
-      verifyToken: r.verify_token,
-      ...(r.bot ? { bot: r.bot } : {}),
-    }))
+    const rows = this.all<MessengerPageRow>('SELECT * FROM messenger_pages')
+    return rows.map(toMessengerPage)
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
@@ -560,23 +459,17 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
-    let after = 0
-    for (;;) {
-      const rows = this.all<StoredRecord>(
+    yield* pagedRecords((after) =>
+      this.all<StoredRecord>(
         `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS receivedAt, r.raw
-         FROM records r WHERE r.id IN (
-           SELECT DISTINCT record_id FROM messages WHERE bot = ? AND user_id = ? AND record_id > ? ORDER BY record_id LIMIT 500)
-         ORDER BY r.id`,
+       FROM records r WHERE r.id IN (
+         SELECT DISTINCT record_id FROM messages WHERE bot = ? AND user_id = ? AND record_id > ? ORDER BY record_id LIMIT 500)
+       ORDER BY r.id`,
         bot,
         userId,
         after,
-      )
-      if (rows.length === 0) return
-      for (const row of rows) yield row
-      after = (rows[rows.length - 1] as StoredRecord).id
-      // Let ingest and other requests run between pages.
-      await new Promise((r) => setImmediate(r))
-    }
+      ),
+    )
   }
 
   async deleteOlderThan(opts: {
@@ -658,13 +551,4 @@ function scope(filter: ReadFilter, col = 'bot'): { and: string; params: unknown[
     params.push(JSON.stringify(filter.bots))
   }
   return { and, params }
-}
-
-function clampLimit(limit: number | undefined, fallback: number): number {
-  if (limit === undefined || !Number.isFinite(limit)) return fallback
-  return Math.min(Math.max(1, Math.floor(limit)), 5000)
-}
-
-function sum(values: Array<{ users: number }>): number {
-  return values.reduce((t, v) => t + v.users, 0)
 }

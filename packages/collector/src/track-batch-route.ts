@@ -6,7 +6,8 @@ import { checkIdempotencyKey } from './idempotency-key'
 import { type AcceptedRecord, ingestMany } from './ingest'
 import type { LiveFeed } from './live-feed'
 import type { RecordStore } from './store'
-import { isJsonContentType } from './track-route'
+import { answerStoreFailure } from './store-failure'
+import { checkTrackHead, requireApiKey } from './track-head'
 import { parseTrackQuery, validateRecord } from './validate-record'
 
 /** The batch limits a collector enforces and advertises. */
@@ -82,24 +83,8 @@ export function trackBatchRoute(deps: {
 
   const checkHead = (req: Request, res: Response, next: NextFunction) => {
     res.setHeader(BATCH_HEADER, advertisement)
-    const apiKey = new URL(req.originalUrl, 'http://collector').searchParams.get('apiKey')
-    if (!apiKey)
-      throw new RequestError(
-        401,
-        'missing_api_key',
-        'query `apiKey` is required: the tracking key of the bot or skill',
-        'apiKey',
-      )
-    const bot = deps.bots.forKey(apiKey)
-    if (!bot)
-      throw new RequestError(401, 'invalid_api_key', 'query `apiKey` is not the key of a registered bot', 'apiKey')
-    if (!isJsonContentType(req.headers['content-type']))
-      throw new RequestError(
-        415,
-        'unsupported_media_type',
-        'send the batch as JSON with `Content-Type: application/json`',
-        'content-type',
-      )
+    const apiKey = requireApiKey(new URL(req.originalUrl, 'http://collector').searchParams.get('apiKey'))
+    const bot = checkTrackHead(deps.bots, apiKey, req.headers['content-type'], 'batch')
     res.locals.bot = bot.name
     res.locals.apiKey = apiKey
     next()
@@ -188,19 +173,12 @@ export function trackBatchRoute(deps: {
       try {
         stored = await ingestMany(deps.store, deps.feed, accepted)
       } catch (e) {
-        console.error('[convotrack-collector] store failed; batch answered 503', (e as Error)?.message ?? e)
-        res.removeHeader(BATCH_HEADER)
-        res
-          .status(503)
-          .setHeader('retry-after', '1')
-          .json(
-            new RequestError(
-              503,
-              'store_unavailable',
-              'the record store is unavailable; nothing of this batch was stored, retry it',
-              '',
-            ).toJSON(),
-          )
+        answerStoreFailure(
+          res,
+          e,
+          'batch',
+          'the record store is unavailable; nothing of this batch was stored, retry it',
+        )
         return
       }
       for (const [i, result] of stored.entries()) {

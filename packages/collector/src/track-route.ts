@@ -5,14 +5,11 @@ import { checkIdempotencyKey } from './idempotency-key'
 import { ingest } from './ingest'
 import type { LiveFeed } from './live-feed'
 import type { RecordStore } from './store'
+import { answerStoreFailure } from './store-failure'
+import { checkTrackHead } from './track-head'
 import { parseTrackQuery, type TrackQuery, validateRecord } from './validate-record'
 
-/** `application/json`, with or without parameters, and `application/*+json`. */
-export function isJsonContentType(header: string | undefined): boolean {
-  if (!header) return false
-  const type = header.split(';')[0]?.trim().toLowerCase() ?? ''
-  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
-}
+export { isJsonContentType } from './track-head'
 
 /**
  * `POST /track` (spec 4.1): query, key, media type, `Idempotency-Key`, size, JSON, shape — in
@@ -35,16 +32,7 @@ export function trackRoute(deps: {
   const checkHead = (req: Request, res: Response, next: NextFunction) => {
     if (deps.advertise) res.setHeader('Convotrack-Batch', deps.advertise)
     const query = parseTrackQuery(new URL(req.originalUrl, 'http://collector').searchParams)
-    const bot = deps.bots.forKey(query.apiKey)
-    if (!bot)
-      throw new RequestError(401, 'invalid_api_key', 'query `apiKey` is not the key of a registered bot', 'apiKey')
-    if (!isJsonContentType(req.headers['content-type']))
-      throw new RequestError(
-        415,
-        'unsupported_media_type',
-        'send the record as JSON with `Content-Type: application/json`',
-        'content-type',
-      )
+    const bot = checkTrackHead(deps.bots, query.apiKey, req.headers['content-type'], 'record')
     res.locals.idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], 'idempotency-key')
     res.locals.query = query
     res.locals.bot = bot.name
@@ -77,19 +65,7 @@ export function trackRoute(deps: {
             idempotencyKey: res.locals.idempotencyKey as string | undefined,
           })
         } catch (e) {
-          console.error('[convotrack-collector] store failed; record answered 503', (e as Error)?.message ?? e)
-          res.removeHeader('Convotrack-Batch')
-          res
-            .status(503)
-            .setHeader('retry-after', '1')
-            .json(
-              new RequestError(
-                503,
-                'store_unavailable',
-                'the record store is unavailable; retry the record',
-                '',
-              ).toJSON(),
-            )
+          answerStoreFailure(res, e, 'record', 'the record store is unavailable; retry the record')
           return
         }
         const { id, duplicate } = stored

@@ -19,6 +19,7 @@ import {
   type StoredRecordType,
   validateLegacyRecord,
 } from './legacy-records'
+import { requireApiKey } from './track-head'
 
 export { valueAt } from '@convotrack/core'
 /** The query value lists are core's: one home for the spec's values. */
@@ -67,14 +68,7 @@ export function parseTrackQuery(query: URLSearchParams): TrackQuery {
       `query \`v\` must be a version MAJOR.MINOR.PATCH-suffix, e.g. ${API_VERSIONS.join(' or ')}`,
       'v',
     )
-  const apiKey = query.get('apiKey')
-  if (!apiKey)
-    throw new RequestError(
-      401,
-      'missing_api_key',
-      'query `apiKey` is required: the tracking key of the bot or skill',
-      'apiKey',
-    )
+  const apiKey = requireApiKey(query.get('apiKey'))
   return { platform: platform as RecordPlatform, type: type as StoredRecordType, v, apiKey }
 }
 

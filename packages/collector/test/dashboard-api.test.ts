@@ -4,9 +4,8 @@
  * @convotrack/express receivers) on 127.0.0.1.
  */
 import { type Collector, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret } from '@convotrack/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ChatBot, startChatBot } from './support/chat-bot'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 
 let collector: Collector
 let bot: ChatBot
@@ -32,15 +31,7 @@ async function track(apiKey: string, body: Record<string, unknown>, type = 'inco
 
 beforeAll(async () => {
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 2, baseDelayMs: 20 } })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    webhookSecret: secret,
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
+  bot = await startShopBot(collector)
   collector.addBot({ name: 'desk', apiKey: 'desk-key' })
 })
 

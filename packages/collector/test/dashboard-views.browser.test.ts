@@ -4,26 +4,22 @@
  * a user's threads grouped, one name per Slack conversation, the operator's mark, older
  * messages loaded on scroll, raw JSON scrolled into view and long ids shown whole.
  */
-import { existsSync, mkdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { type Collector, normalizeRecord, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret, type Platform, type RecordType } from '@convotrack/core'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Platform, RecordType } from '@convotrack/core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ChatBot, startChatBot } from './support/chat-bot'
+import { openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = fileURLToPath(new URL('../../../.artifacts/screenshots', import.meta.url))
 const MINUTE = 60_000
 
 let collector: Collector
 let bot: ChatBot
 let browser: Browser
 let page: Page
-const pageErrors: string[] = []
+let pageErrors: string[] = []
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 8000, interval: 50 })
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+const shot = (name: string) => screenshot(page, name)
 
 /** Posts a record to /track as a tracker would. */
 async function track(apiKey: string, platform: Platform, type: RecordType, body: unknown): Promise<void> {
@@ -50,38 +46,11 @@ const stat = async (bot?: string) =>
   }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\`. The browser tests need it and do not skip.`,
-    )
-  mkdirSync(SHOTS, { recursive: true })
+  requireChromium()
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 3, baseDelayMs: 50 } })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    webhookSecret: secret,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
+  bot = await startShopBot(collector)
   collector.addBot({ name: 'helpdesk', apiKey: 'helpdesk-key' })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (e) => pageErrors.push(e.message))
+  ;({ browser, page, pageErrors } = await openBrowserPage())
 })
 
 afterAll(async () => {

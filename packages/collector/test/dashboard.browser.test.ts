@@ -4,60 +4,27 @@
  * Screenshots go to .artifacts/screenshots (git-ignored, kept by CI).
  */
 import { createHmac } from 'node:crypto'
-import { existsSync, mkdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { type Collector, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret } from '@convotrack/core'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ChatBot, startChatBot } from './support/chat-bot'
-
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = fileURLToPath(new URL('../../../.artifacts/screenshots', import.meta.url))
+import { openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 
 let collector: Collector
 let bot: ChatBot
 let browser: Browser
 let page: Page
 
-const pageErrors: string[] = []
+let pageErrors: string[] = []
 // Generous for slow CI machines; a poll ends as soon as it holds.
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 8000, interval: 50 })
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+const shot = (name: string) => screenshot(page, name)
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\`. The browser tests need it and do not skip.`,
-    )
-  mkdirSync(SHOTS, { recursive: true })
+  requireChromium()
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 3, baseDelayMs: 50 } })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    webhookSecret: secret,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (e) => pageErrors.push(e.message))
+  bot = await startShopBot(collector)
+  ;({ browser, page, pageErrors } = await openBrowserPage())
 })
 
 afterAll(async () => {

@@ -6,20 +6,18 @@
  * works through the instance the browser talks to.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTracker, generateWebhookSecret, type Tracker } from '@convotrack/core'
 import pg from 'pg'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openBrowserPage, requireChromium, screenshot } from './support/browser'
 import { type ChatBot, startChatBot } from './support/chat-bot'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
-const CHROMIUM = '/usr/bin/chromium'
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
-const SHOTS = join(ROOT, '.artifacts/screenshots')
 
 let server: PostgresServer
 let db: string
@@ -28,10 +26,10 @@ let shop: ChatBot
 let help: ChatBot
 let browser: Browser
 let page: Page
-const pageErrors: string[] = []
+let pageErrors: string[] = []
 
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 20_000, interval: 100 })
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+const shot = (name: string) => screenshot(page, name)
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -79,11 +77,7 @@ async function storedRecords(): Promise<Array<{ bot: string; raw: string }>> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\`; this test does not skip.`,
-    )
-  mkdirSync(SHOTS, { recursive: true })
+  requireChromium()
   server = await startPostgres()
   db = await server.createDatabase()
   const [portA, portB] = [await freePort(), await freePort()]
@@ -97,22 +91,7 @@ beforeAll(async () => {
     `name=help,apiKey=help-key,pauseWebhookUrl=${help.pauseWebhookUrl},operatorMessageUrl=${help.operatorMessageUrl},webhookSecret=${helpSecret}`,
   ]
   await Promise.all([startCollectorProcess(portA, bots), startCollectorProcess(portB, bots)])
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-  page.setDefaultTimeout(15_000)
-  page.on('pageerror', (e) => pageErrors.push(e.message))
+  ;({ browser, page, pageErrors } = await openBrowserPage({ defaultTimeout: 15_000 }))
 })
 
 afterAll(async () => {

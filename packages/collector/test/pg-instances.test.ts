@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate, PG_MIGRATIONS } from '../src/pg-migrations'
 import { type ChatBot, startChatBot } from './support/chat-bot'
 import { type PostgresServer, startPostgres } from './support/postgres'
+import { openStream } from './support/team'
 
 let server: PostgresServer
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000, interval: 50 })
@@ -24,34 +25,9 @@ afterAll(async () => {
 
 /** An SSE client on `url/api/stream` collecting events. */
 async function stream(url: string) {
-  const events: Array<{ event: string; data: Record<string, unknown> }> = []
-  const ac = new AbortController()
-  const res = await fetch(`${url}/api/stream`, { signal: ac.signal })
-  const reader = res.body?.getReader()
-  if (!reader) throw new Error('no stream body')
-  let buffer = ''
-  void (async () => {
-    const decoder = new TextDecoder()
-    try {
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) return
-        buffer += decoder.decode(value, { stream: true })
-        let i = buffer.indexOf('\n\n')
-        while (i >= 0) {
-          const frame = buffer.slice(0, i)
-          buffer = buffer.slice(i + 2)
-          const event = /^event: (.*)$/m.exec(frame)?.[1]
-          const data = /^data: (.*)$/m.exec(frame)?.[1]
-          if (event && data) events.push({ event, data: JSON.parse(data) })
-          i = buffer.indexOf('\n\n')
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })()
-  return { events, close: () => ac.abort() }
+  const live = await openStream<Record<string, unknown>>(`${url}/api/stream`)
+  if (live.status !== 200) throw new Error(`no stream: ${live.status}`)
+  return live
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>

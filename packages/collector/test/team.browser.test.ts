@@ -3,25 +3,22 @@
  * that bot, pauses a conversation and answers as the bot, finds it in the audit log, signs
  * out, and the back button shows nothing private.
  */
-import { existsSync } from 'node:fs'
 import { type Collector, startCollector } from '@convotrack/collector'
-import { generateWebhookSecret } from '@convotrack/core'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ChatBot, startChatBot } from './support/chat-bot'
+import { openBrowserPage, requireChromium } from './support/browser'
+import { type ChatBot, startShopBot } from './support/chat-bot'
 import { PASSWORD, passwordHash, say } from './support/team'
 
-const CHROMIUM = '/usr/bin/chromium'
 let collector: Collector
 let bot: ChatBot
 let browser: Browser
 let page: Page
-const pageErrors: string[] = []
+let pageErrors: string[] = []
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 8000, interval: 50 })
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\`.`)
+  requireChromium()
   const hash = await passwordHash()
   collector = await startCollector({
     port: 0,
@@ -36,32 +33,9 @@ beforeAll(async () => {
     },
     webhookRetry: { attempts: 2, baseDelayMs: 50 },
   })
-  const secret = generateWebhookSecret()
-  bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
-  collector.addBot({
-    name: 'shop',
-    apiKey: 'shop-key',
-    pauseWebhookUrl: bot.pauseWebhookUrl,
-    webhookSecret: secret,
-    operatorMessageUrl: bot.operatorMessageUrl,
-  })
+  bot = await startShopBot(collector)
   await say(collector.url, 'other-key', 'zed', 'private to the other bot')
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (e) => pageErrors.push(e.message))
+  ;({ browser, page, pageErrors } = await openBrowserPage())
 })
 
 afterAll(async () => {

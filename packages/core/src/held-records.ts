@@ -1,4 +1,5 @@
 import type { TurnState } from './scope'
+import { waitOrTimeout } from './waiters'
 
 /** Hands one held record to the tracker; gets the turn's state as it is when the record is released. */
 export type HeldLog = (turn: TurnState | undefined) => void
@@ -171,26 +172,8 @@ export class HeldRecords {
   /** Resolves true once nothing is held, false at the timeout. Never rejects. */
   settled(timeoutMs: number): Promise<boolean> {
     if (this.size === 0) return Promise.resolve(true)
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined
-      const done = (): void => {
-        if (timer) clearTimeout(timer)
-        this.waiters.delete(done)
-        resolve(true)
-      }
-      this.waiters.add(done)
-      if (Number.isFinite(timeoutMs)) {
-        timer = setTimeout(
-          () => {
-            this.waiters.delete(done)
-            resolve(this.size === 0)
-          },
-          Math.max(0, timeoutMs),
-        )
-        // Held work keeps the process up by itself (its own sockets and timers); a deadline must not.
-        timer.unref()
-      }
-    })
+    // Held work keeps the process up by itself (its own sockets and timers); a deadline must not.
+    return waitOrTimeout(this.waiters, timeoutMs, () => this.size === 0)
   }
 
   /** At close: drops what the turn buffers still hold (counted as `closed`) and returns how many. */

@@ -27,6 +27,7 @@ import type {
   TransportStats,
 } from './transport-types'
 import type { ApiVersion } from './types'
+import { waitOrTimeout } from './waiters'
 
 export type { RecordMeta, TransportHooks, TransportOptions, TransportStats } from './transport-types'
 
@@ -193,28 +194,13 @@ export class Transport {
   /** Resolves true when nothing is pending, false at the timeout. Never rejects. */
   drain(timeoutMs: number): Promise<boolean> {
     if (this.pending === 0) return Promise.resolve(true)
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined
-      const done = () => {
-        if (timer) clearTimeout(timer)
-        this.waiters.delete(done)
-        resolve(true)
-      }
-      this.waiters.add(done)
-      if (Number.isFinite(timeoutMs)) {
-        timer = setTimeout(
-          () => {
-            this.waiters.delete(done)
-            if (this.waiters.size === 0) this.refTimers(false)
-            resolve(this.pending === 0)
-          },
-          Math.max(0, timeoutMs),
-        )
-        timer.unref()
-      }
-      // While someone waits, retries must fire even if nothing else keeps the process up.
-      this.refTimers(true)
+    const drained = waitOrTimeout(this.waiters, timeoutMs, () => {
+      if (this.waiters.size === 0) this.refTimers(false)
+      return this.pending === 0
     })
+    // While someone waits, retries must fire even if nothing else keeps the process up.
+    this.refTimers(true)
+    return drained
   }
 
   /**

@@ -6,7 +6,8 @@
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createTracker, type Tracker } from '@convotrack/core'
+import type { Collector } from '@convotrack/collector'
+import { createTracker, generateWebhookSecret, type Tracker } from '@convotrack/core'
 import { operatorMessageReceiver, pauseReceiver } from '@convotrack/express'
 import express from 'express'
 
@@ -98,4 +99,21 @@ export async function startChatBot(options: {
       await new Promise((r) => server.close(r))
     },
   }
+}
+
+/**
+ * The `shop` chat bot (tracking key `shop-key`) tracking into `collector`, registered there with
+ * its pause and operator-message webhooks and a fresh signing secret.
+ */
+export async function startShopBot(collector: Collector): Promise<ChatBot> {
+  const secret = generateWebhookSecret()
+  const bot = await startChatBot({ trackingUrl: collector.url, apiKey: 'shop-key', webhookSecret: secret })
+  collector.addBot({
+    name: 'shop',
+    apiKey: 'shop-key',
+    pauseWebhookUrl: bot.pauseWebhookUrl,
+    webhookSecret: secret,
+    operatorMessageUrl: bot.operatorMessageUrl,
+  })
+  return bot
 }

@@ -65,14 +65,14 @@ export function rawRequest(
   })
 }
 
-/** Reads a live stream (`GET /api/stream`): the events seen so far, until closed. */
-export async function openStream(
+/** Reads a live stream (`GET /api/stream`): the events seen so far (`data` parsed as `D`), until closed. */
+export async function openStream<D = unknown>(
   url: string,
   headers: Record<string, string> = {},
-): Promise<{ events: Array<{ event: string; data: unknown }>; status: number; close(): void }> {
+): Promise<{ events: Array<{ event: string; data: D }>; status: number; close(): void }> {
   const ac = new AbortController()
   const res = await fetch(url, { headers, signal: ac.signal })
-  const events: Array<{ event: string; data: unknown }> = []
+  const events: Array<{ event: string; data: D }> = []
   if (res.ok && res.body) {
     const reader = res.body.getReader()
     const decoder = new TextDecoder()
