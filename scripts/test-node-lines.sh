@@ -5,7 +5,7 @@
 # the Node version first and the line's "N passed, N failed" last. Exits 1 when any line fails.
 #   bash scripts/test-node-lines.sh               every line of scripts/node-matrix.json
 #   bash scripts/test-node-lines.sh 24.21.0       just that one
-# pnpm verify runs it after the system Node's run. The suites listed in node-matrix.json's
+# pnpm verify runs it alongside the system Node's run. The suites listed in node-matrix.json's
 # "systemNodeOnly" (real browser, resilience harness, README type-check) stay on the system Node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
