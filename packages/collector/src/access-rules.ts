@@ -87,11 +87,12 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: '/api/operator-message',
     access: 'operator',
     bot: 'body',
-    audit: (req) => ({
+    audit: (req, result) => ({
       action: 'operator-message',
       bot: str(body(req).bot),
       target: str(body(req).thread),
-      detail: { text: str(body(req).text) },
+      // sentAt: when the dashboard began the send (the bot may track its copy before it answers).
+      detail: { text: str(body(req).text), ...(typeof result.sentAt === 'number' ? { sentAt: result.sentAt } : {}) },
     }),
   },
   { method: 'GET', path: '/api/messenger-pages', access: 'admin' },

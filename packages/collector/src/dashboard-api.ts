@@ -88,13 +88,14 @@ export function dashboardApi(deps: {
     const limit = Math.min(Math.max(1, Math.floor(intParam(req, 'limit') ?? TRANSCRIPT_PAGE)), 5000)
     const beforeId = intParam(req, 'beforeId')
     // One more than asked tells whether an older page exists.
-    const [page, paused] = await Promise.all([
+    const [page, paused, audited] = await Promise.all([
       deps.store.transcript(bot, thread, { limit: limit + 1, ...(beforeId !== undefined ? { beforeId } : {}) }),
       deps.store.paused(bot, thread),
+      operator.fromAudit(deps.store, bot, thread),
     ])
     const messages = page.length > limit ? page.slice(page.length - limit) : page
     const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
-    res.json({ bot: info, thread, paused, messages: operator.mark(messages), olderBeforeId })
+    res.json({ bot: info, thread, paused, messages: operator.mark(messages, audited), olderBeforeId })
   })
   api.get('/records/:id', async (req, res) => {
     const record = await deps.store.record(Number(req.params.id))
@@ -149,7 +150,7 @@ export function dashboardApi(deps: {
       throw e
     }
     deps.feed.publish('operator', sent, bot)
-    res.json(result)
+    res.json({ ...result, sentAt: sent.sentAt })
   })
 
   api.get('/messenger-pages', (_req, res) => {

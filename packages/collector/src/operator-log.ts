@@ -1,4 +1,4 @@
-import type { StoredMessage } from './store'
+import type { RecordStore, StoredMessage } from './store'
 
 /** An operator's message as the dashboard sent it to the bot. */
 export interface OperatorSend {
@@ -13,11 +13,20 @@ export interface OperatorSend {
 const MATCH_WINDOW_MS = 10 * 60_000
 
 /**
+ * The audit log's entry for an operator message is written when the bot has accepted it, up to
+ * the webhook's whole retry budget after the send began (3 attempts of at most 5 s by default);
+ * for entries that do not say when the send began (`detail.sentAt`).
+ */
+const AUDIT_LAG_MS = 60_000
+
+/**
  * Which tracked messages an operator wrote. The collector cannot see inside the bot: an
  * operator's message goes to the bot's send-message route, and the bot tracks it like any
  * other reply. So the dashboard remembers what it sent (bot, thread, text, time) and marks
  * the first outgoing message of that thread with the same text that arrives after it. Kept in
- * memory, bounded, for the collector's lifetime.
+ * memory, bounded, for the collector's lifetime — and, for transcripts, read back from the audit
+ * log ({@link OperatorLog.fromAudit}), so the mark survives a restart and shows on every
+ * collector sharing a database.
  *
  * @example log.sent({ bot: 'shop', thread: 'ada', text: 'Hi', sentAt: Date.now() }); log.mark(messages)
  */
@@ -39,16 +48,36 @@ export class OperatorLog {
   }
 
   /**
-   * Adds `sentBy: 'operator'` to the messages an operator wrote (`messages` in arrival order).
+   * The operator messages of one conversation the audit log holds, as sends, less those this
+   * process remembers already (the same send, seen twice).
+   */
+  async fromAudit(store: RecordStore, bot: string, thread: string): Promise<OperatorSend[]> {
+    const entries = await store.audit({ bots: [bot], limit: 1000 })
+    const known = this.sends.filter((s) => s.bot === bot && s.thread === thread)
+    const out: OperatorSend[] = []
+    for (const e of entries) {
+      const text = e.detail?.text
+      if (e.action !== 'operator-message' || e.target !== thread || typeof text !== 'string') continue
+      const at = e.detail?.sentAt
+      const sentAt = typeof at === 'number' ? at : e.ts - AUDIT_LAG_MS
+      if (!known.some((s) => s.text === text && s.sentAt === sentAt)) out.push({ bot, thread, text, sentAt })
+    }
+    return out.reverse() // the audit reads newest first; sends are kept oldest first
+  }
+
+  /**
+   * Adds `sentBy: 'operator'` to the messages an operator wrote (`messages` in arrival order),
+   * from the sends this process remembers and `more` (e.g. {@link OperatorLog.fromAudit}).
    * Each send marks at most one message.
    */
-  mark<T extends StoredMessage>(messages: T[]): Array<T & { sentBy?: 'operator' }> {
-    if (this.sends.length === 0) return messages
+  mark<T extends StoredMessage>(messages: T[], more: readonly OperatorSend[] = []): Array<T & { sentBy?: 'operator' }> {
+    const sends = more.length === 0 ? this.sends : [...more, ...this.sends]
+    if (sends.length === 0) return messages
     const used = new Set<OperatorSend>()
     return messages.map((m) => {
       if (m.direction !== 'outgoing' || m.text === null) return m
       const text = m.text.trim()
-      const send = this.sends.find(
+      const send = sends.find(
         (s) =>
           !used.has(s) &&
           s.bot === m.bot &&

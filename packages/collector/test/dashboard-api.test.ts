@@ -3,6 +3,9 @@
  * the bot filter, and the operator's messages marked — with a real bot (core tracker and the
  * @convotrack/express receivers) on 127.0.0.1.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { type Collector, startCollector } from '@convotrack/collector'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ChatBot, startShopBot } from './support/chat-bot'
@@ -115,5 +118,50 @@ describe('operator messages', () => {
     await track('mute-key', { text: 'ok', userId: 'kim' }, 'outgoing')
     const { messages } = (await get<Page>('transcript?bot=mute&thread=kim')).body
     expect(messages.map((m) => m.sentBy ?? 'bot')).toEqual(['bot'])
+  })
+
+  it('the mark survives a restart of the collector (read back from the audit log)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convotrack-operator-'))
+    const db = join(dir, 'records.db')
+    let first: Collector | undefined = await startCollector({
+      port: 0,
+      db,
+      webhookRetry: { attempts: 2, baseDelayMs: 20 },
+    })
+    const shop = await startShopBot(first)
+    let second: Collector | undefined
+    try {
+      await shop.say('noa', 'hi')
+      const sent = await fetch(`${first.url}/api/operator-message`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ bot: 'shop', thread: 'noa', text: 'A person here.' }),
+      })
+      expect(sent.status).toBe(200)
+      const url = first.url
+      await expect
+        .poll(
+          async () =>
+            ((await (await fetch(`${url}/api/transcript?bot=shop&thread=noa`)).json()) as Page).messages.length,
+          {
+            timeout: 8000,
+          },
+        )
+        .toBe(3)
+      await first.close()
+      first = undefined
+      second = await startCollector({ port: 0, db, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
+      const page = (await (await fetch(`${second.url}/api/transcript?bot=shop&thread=noa`)).json()) as Page
+      expect(page.messages.map((m) => [m.text, m.sentBy ?? 'bot'])).toEqual([
+        ['hi', 'bot'],
+        ['Hello! Ask me about your order.', 'bot'],
+        ['A person here.', 'operator'],
+      ])
+    } finally {
+      await shop.close()
+      await first?.close()
+      await second?.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
