@@ -108,11 +108,25 @@ interface PendingAdd {
 }
 
 /**
+ * better-sqlite3 12 on Node 24 aborts the process (`Assertion failed: (env) != nullptr` in
+ * `RemoveEnvironmentCleanupHook`) when a Database or Statement is garbage-collected after Node
+ * has torn its environment down, i.e. while the process or a worker exits (an upstream issue;
+ * better-sqlite3 13, which fixes it, does not run on Node 20). The store's databases and
+ * statements are few and cached, so they are kept reachable until the process ends: none is
+ * finalized in that window.
+ */
+const keptAlive = new Set<object>()
+function kept<T extends object>(value: T): T {
+  keptAlive.add(value)
+  return value
+}
+
+/**
  * Idempotency keys (added after the first release): a column and a unique index per bot, added
  * to older database files when they are opened.
  */
 function migrateIdempotency(db: Database.Database): void {
-  const columns = db.prepare('PRAGMA table_info(records)').all() as Array<{ name: string }>
+  const columns = kept(db.prepare('PRAGMA table_info(records)')).all() as Array<{ name: string }>
   if (!columns.some((c) => c.name === 'idempotency_key')) db.exec('ALTER TABLE records ADD COLUMN idempotency_key TEXT')
   db.exec(
     'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
@@ -142,25 +156,27 @@ export class SqliteRecordStore implements RecordStore {
 
   /** @param file SQLite file path, or `:memory:`. */
   constructor(file = ':memory:') {
-    this.db = new Database(file)
-    if (file !== ':memory:') {
-      this.db.pragma('journal_mode = WAL')
-      this.db.pragma('synchronous = NORMAL')
-    }
+    this.db = kept(new Database(file))
+    // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
+    if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
     this.db.exec(SCHEMA)
     migrateIdempotency(this.db)
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
-    this.insertRecord = this.db.prepare(
-      `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key)
+    this.insertRecord = kept(
+      this.db.prepare(
+        `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key)
        VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)
        ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
+      ),
     )
-    this.findKey = this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?').pluck()
-    this.insertMessage = this.db.prepare(`INSERT INTO messages
+    this.findKey = kept(this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?')).pluck()
+    this.insertMessage = kept(
+      this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
        buttons, images, user_json, event_type, event_name, amount, ts)
       VALUES (@recordId, @bot, @platform, @direction, @userId, @conversationId, @thread, @sessionId, @text, @intent, @confidence,
-       @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`)
+       @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`),
+    )
     const insertOne = (record: IncomingRecord, messages: NormalizedMessage[]): AddResult => {
       const key = record.idempotencyKey ?? null
       const inserted = this.insertRecord.run({
@@ -212,7 +228,7 @@ export class SqliteRecordStore implements RecordStore {
   private stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql)
     if (!s) {
-      s = this.db.prepare(sql)
+      s = kept(this.db.prepare(sql))
       this.cache.set(sql, s)
     }
     return s
