@@ -675,9 +675,13 @@ describe('never hurts the bot', () => {
 })
 
 describe('team names', () => {
-  it('the first event of a team waits on a slow team.info: flush() right after the listener returns includes both records', async () => {
+  /**
+   * A bot that answers "hi" with say('quick') for a team whose team.info answers after
+   * `delayMs`; resolves right after the listener (and the tracking middleware) returned.
+   */
+  async function helloFromSlowTeam(delayMs: number): Promise<void> {
     nock.cleanAll()
-    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 800 })
+    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: delayMs })
     let listenerDone!: () => void
     const returned = new Promise<void>((resolve) => {
       listenerDone = resolve
@@ -685,11 +689,15 @@ describe('team names', () => {
     const app = await start((a) => {
       a.message(async ({ say }) => {
         await say('quick')
-        setImmediate(listenerDone) // right after the listener (and the tracking middleware) returned
+        setImmediate(listenerDone)
       })
     })
     void app.sendEvent(messageEvent('C1', 'hi'))
     await returned
+  }
+
+  it('the first event of a team waits on a slow team.info: flush() right after the listener returns includes both records', async () => {
+    await helloFromSlowTeam(800)
     expect(sink.records).toHaveLength(0) // still waiting for the team's name
     const result = await tracker.flush(5000)
     expect(result).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 2 })
@@ -700,40 +708,14 @@ describe('team names', () => {
   })
 
   it('the same with close(): both records are delivered before it returns', async () => {
-    nock.cleanAll()
-    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 800 })
-    let listenerDone!: () => void
-    const returned = new Promise<void>((resolve) => {
-      listenerDone = resolve
-    })
-    const app = await start((a) => {
-      a.message(async ({ say }) => {
-        await say('quick')
-        setImmediate(listenerDone)
-      })
-    })
-    void app.sendEvent(messageEvent('C1', 'hi'))
-    await returned
+    await helloFromSlowTeam(800)
     const result = await tracker.close(5000)
     expect(result).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 2 })
     expect(sink.records.map((r) => r.type)).toEqual(['incoming', 'outgoing'])
   })
 
   it('close() before a slow team.info answers: the held records are counted, not lost silently', async () => {
-    nock.cleanAll()
-    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 1500 })
-    let listenerDone!: () => void
-    const returned = new Promise<void>((resolve) => {
-      listenerDone = resolve
-    })
-    const app = await start((a) => {
-      a.message(async ({ say }) => {
-        await say('quick')
-        setImmediate(listenerDone)
-      })
-    })
-    void app.sendEvent(messageEvent('C1', 'hi'))
-    await returned
+    await helloFromSlowTeam(1500)
     const result = await tracker.close(100)
     expect(result).toMatchObject({ delivered: false, held: 2 }) // the message and the reply, waiting for the name
     await tracker.flush(3000) // the lookup answers: its records arrive after close
