@@ -280,36 +280,22 @@ describe('several collectors on one PostgreSQL', () => {
 
     it('the same Idempotency-Key through both instances is stored once', async () => {
       const before = await a.store.counts()
-      const [r1, r2] = await Promise.all([
-        a.store.addMany([
-          {
-            record: {
-              bot: 'shop',
-              platform: 'universal',
-              type: 'incoming',
-              v: '11.1.0-rest',
-              raw: '{"text":"k","userId":"kay"}',
-              receivedAt: Date.now(),
-              idempotencyKey: 'same.1',
-            },
-            messages: [],
+      // The same record with the same key, retried through the other instance at the same time.
+      const retried = () => [
+        {
+          record: {
+            bot: 'shop',
+            platform: 'universal' as const,
+            type: 'incoming' as const,
+            v: '11.1.0-rest',
+            raw: '{"text":"k","userId":"kay"}',
+            receivedAt: Date.now(),
+            idempotencyKey: 'same.1',
           },
-        ]),
-        b.store.addMany([
-          {
-            record: {
-              bot: 'shop',
-              platform: 'universal',
-              type: 'incoming',
-              v: '11.1.0-rest',
-              raw: '{"text":"k","userId":"kay"}',
-              receivedAt: Date.now(),
-              idempotencyKey: 'same.1',
-            },
-            messages: [],
-          },
-        ]),
-      ])
+          messages: [],
+        },
+      ]
+      const [r1, r2] = await Promise.all([a.store.addMany(retried()), b.store.addMany(retried())])
       expect(r1[0]?.id).toBe(r2[0]?.id)
       expect([r1[0]?.duplicate, r2[0]?.duplicate].sort()).toEqual([false, true])
       expect((await b.store.counts()).records).toBe(before.records + 1)
