@@ -33,7 +33,8 @@ export interface Shipment {
   batch: boolean
   path: string
   body: string
-  headers: Record<string, string>
+  /** Flat name, value, name, value… (undici takes them as they are). */
+  headers: string[]
   attempts: number
   /** The gate round it was last sent in (see `Gate.round`). */
   round: number

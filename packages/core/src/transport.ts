@@ -1,5 +1,7 @@
-import { type Dispatcher, Pool } from 'undici'
+import type { Dispatcher } from 'undici'
+import { Attempt, type AttemptOwner } from './attempt'
 import { type BatchLimits, batchBody, parseBatchHeader, parseBatchResults, recordBytes } from './batch-protocol'
+import { Connections } from './connections'
 import { Deadlines } from './deadlines'
 import { type AttemptFailure, refusedRecordError, scrub, toTransportError } from './delivery-errors'
 import type { TransportError } from './errors'
@@ -48,7 +50,7 @@ const GATE_MAX_MS = 1_000
  * backoff, a global gate while the service is unreachable (see {@link Gate}), and batches when
  * the service advertises them (`Convotrack-Batch`).
  */
-export class Transport {
+export class Transport implements AttemptOwner {
   private readonly lanes = new Lanes()
   /** Requests back for another attempt (the gate closed on them, or their retry delay passed). */
   private readonly returned = new Fifo<Shipment>()
@@ -78,15 +80,16 @@ export class Transport {
   private readonly waiters = new Set<() => void>()
   private readonly retryTimers = new Map<NodeJS.Timeout, Shipment>()
   private destroyed = false
-  private readonly dispatcher: Dispatcher
-  private readonly ownsDispatcher: boolean
+  /** The user's dispatcher (a proxy agent, a MockAgent), else undefined: our own connections. */
+  private readonly dispatcher: Dispatcher | undefined
+  private readonly connections: Connections | undefined
   private readonly origin: string
   private readonly basePath: string
   private readonly batchPath: string
   private readonly retry: Required<RetryOptions>
   private readonly gateRetry: Required<RetryOptions>
   private readonly userAgent: string
-  private readonly batchHeaders: Record<string, string>
+  private readonly batchHeaders: string[]
   readonly counters = {
     sent: 0,
     retried: 0,
@@ -108,12 +111,12 @@ export class Transport {
     this.deadlines = new Deadlines(opts.timeoutMs)
     const cap = Math.max(1, opts.concurrency)
     this.limiter = new ConcurrencyLimiter(Math.min(MIN_CONCURRENCY, cap), cap, INITIAL_CONCURRENCY)
-    this.ownsDispatcher = !opts.dispatcher
-    // Connections open on demand, one per request in flight, so the pool follows the limit.
-    this.dispatcher = opts.dispatcher ?? new Pool(this.origin, { connections: cap, keepAliveTimeout: 30_000 })
+    this.dispatcher = opts.dispatcher
+    // Connections open on demand, one per request in flight, so they follow the limit.
+    this.connections = opts.dispatcher ? undefined : new Connections(this.origin, { keepAliveTimeout: 30_000 })
     this.userAgent = opts.userAgent
     this.batchAllowed = opts.batch
-    this.batchHeaders = { 'content-type': 'application/json', 'user-agent': opts.userAgent }
+    this.batchHeaders = ['content-type', 'application/json', 'user-agent', opts.userAgent]
   }
 
   /** Records handed over and not yet delivered or failed. */
@@ -223,7 +226,7 @@ export class Transport {
     this.deadlines.stop()
     if (this.paceTimer) clearTimeout(this.paceTimer)
     this.counters.failed += left.length
-    if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {})
+    await this.connections?.destroy()
     // Requests cut by the teardown settle (as failed) before close() reports.
     if (this.inFlight > 0) await this.drain(1_000)
     return left
@@ -275,9 +278,9 @@ export class Transport {
       const back = this.returned.shift()
       if (back) {
         this.returnedRecords -= back.records.length
-        void this.send(back)
+        this.send(back)
       } else {
-        void this.send(this.nextShipment() as Shipment)
+        this.send(this.nextShipment() as Shipment)
       }
     }
   }
@@ -323,67 +326,67 @@ export class Transport {
       batch: false,
       path: rec.path,
       body: rec.body,
-      headers: { 'content-type': 'application/json', 'user-agent': this.userAgent, 'idempotency-key': this.keyOf(rec) },
+      headers: ['content-type', 'application/json', 'user-agent', this.userAgent, 'idempotency-key', this.keyOf(rec)],
       attempts: 0,
       round: 0,
       sentAt: 0,
     }
   }
 
-  private async send(s: Shipment): Promise<void> {
-    const n = s.records.length
-    const saturatedAtSend = this.requests + 1 >= this.limiter.limit
-    this.inFlight += n
+  private send(s: Shipment): void {
+    const saturated = this.requests + 1 >= this.limiter.limit
+    this.inFlight += s.records.length
     this.requests++
     s.attempts++
     s.round = this.gate.round
-    s.sentAt = Date.now()
-    const deadline = this.deadlines.start()
-    let status = 0
-    let text: string | undefined
-    let failure: AttemptFailure | undefined
-    try {
-      const res = await this.dispatcher.request({
-        origin: this.origin,
-        path: s.path,
-        method: 'POST',
-        headers: s.headers,
-        body: s.body,
-        signal: deadline,
-      })
-      status = res.statusCode
-      if (!s.batch && this.batchAllowed && this.batchLimits === undefined && status < 500) {
-        const header = res.headers['convotrack-batch']
-        if (header !== undefined) this.batchLimits = parseBatchHeader(header)
-      }
-      if (status >= 200 && status < 300) {
-        if (s.batch) text = await res.body.text()
-        else await res.body.dump()
-      } else {
-        const body = await res.body.text().catch(() => '')
-        failure = {
-          status,
-          error: undefined,
-          retryAfterMs: parseRetryAfter(res.headers['retry-after']),
-          body: scrub(body.slice(0, 500), this.opts.secrets),
-        }
-      }
-    } catch (error) {
-      failure = { error, timedOut: deadline.timedOut }
-    }
-    this.deadlines.settle(deadline)
+    const now = Date.now()
+    s.sentAt = now
+    const wantsBatchHeader = !s.batch && this.batchAllowed && this.batchLimits === undefined
+    const attempt = new Attempt(this, s, saturated, wantsBatchHeader)
+    this.deadlines.start(attempt, now)
+    let via = this.dispatcher
+    if (!via) via = attempt.client = (this.connections as Connections).take()
+    attempt.dispatch(via, { origin: this.origin, path: s.path, method: 'POST', headers: s.headers, body: s.body })
+  }
+
+  /** An attempt's deadline passed before it connected: its own connection goes (see Attempt.expire). */
+  cut(attempt: Attempt, reason: Error): void {
+    if (attempt.client) this.connections?.discard(attempt.client, reason)
+  }
+
+  /** An attempt ended: its answer read (`error` undefined), or it failed. Called once per attempt. */
+  settle(attempt: Attempt, error: unknown): void {
+    const s = attempt.shipment
+    const n = s.records.length
+    this.deadlines.settle(attempt)
+    if (attempt.client) this.connections?.give(attempt.client, this.limiter.limit)
     this.inFlight -= n
     this.requests--
     const now = Date.now()
-    if (failure === undefined) {
-      const results = s.batch ? parseBatchResults(text ?? '', n) : undefined
-      if (s.batch && !results) {
-        // An answer we cannot read: maybe stored, maybe not. The keys make a resend safe.
-        failure = { status, error: undefined, body: 'batch answer without one result per record' }
+    const status = attempt.status
+    let failure: AttemptFailure | undefined
+    if (error !== undefined || status === 0) {
+      failure = { error, timedOut: attempt.timedOut }
+    } else {
+      if (attempt.batchHeader !== undefined && status < 500 && this.batchAllowed && this.batchLimits === undefined)
+        this.batchLimits = parseBatchHeader(attempt.batchHeader)
+      if (status >= 200 && status < 300) {
+        const results = s.batch ? parseBatchResults(attempt.text(), n) : undefined
+        if (s.batch && !results) {
+          // An answer we cannot read: maybe stored, maybe not. The keys make a resend safe.
+          failure = { status, error: undefined, body: 'batch answer without one result per record' }
+        } else {
+          this.succeeded(s, status, now, attempt.saturated, results)
+          this.afterSettle()
+          return
+        }
       } else {
-        this.succeeded(s, status, now, saturatedAtSend, results)
-        this.afterSettle()
-        return
+        failure = {
+          status,
+          error: undefined,
+          retryAfterMs: parseRetryAfter(attempt.retryAfter),
+          body: scrub(attempt.text().slice(0, 500), this.opts.secrets),
+        }
       }
     }
     this.failed(s, failure, now)
