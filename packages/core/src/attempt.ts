@@ -26,6 +26,8 @@ export interface AttemptOwner {
  */
 export class Attempt implements Timed {
   deadlineAt = 0
+  /** When it left, by the monotonic clock (latency for the limiter: loopback answers take < 1 ms). */
+  startedAt = performance.now()
   status = 0
   timedOut = false
   retryAfter: string | undefined = undefined

@@ -6,8 +6,10 @@
  * - it grows only while records wait for a free slot (the limit is what holds delivery back):
  *   +1 per success below the slow-start threshold (doubles per round trip), +1/limit above it;
  *   Little's law sizes a jump: up to 2 × arrival rate × baseline latency (500 records/s against
- *   a service 200 ms away needs about 100 in flight), at most 4× per round;
- * - every round (one limit's worth of answers) the delivery rate is checked: when the limit has
+ *   a service 200 ms away needs about 100 in flight), at most one jump per round and at most
+ *   4× the round's limit (a burst's arrival rate is not a rate the service can take: the round
+ *   that follows checks what the jump was worth);
+ * - every round trip the delivery rate is checked: when the limit has
  *   grown by a quarter or more since the last checked round and it did not deliver at least
  *   10 % more (a service or a loopback that is CPU-bound, where more sockets only cost), the
  *   limit goes back and holds for 5 s;
@@ -24,12 +26,14 @@ export class ConcurrencyLimiter {
   private minSince = 0
   private roundStart = 0
   private roundDone = 0
-  private roundSaturated = 0
+  private roundBacklogged = 0
   private roundLimit = 0
   private prevRate = 0
   private prevLimit = 0
   private holdUntil = 0
   private roundCongested = 0
+  /** The Little's-law jump was taken this round. */
+  private roundJumped = false
 
   constructor(
     readonly floor: number,
@@ -45,22 +49,33 @@ export class ConcurrencyLimiter {
   }
 
   /**
-   * A request answered after `latencyMs`. `saturated`: every slot was taken and records were
-   * waiting for one, so more concurrency could have sent more.
+   * A request answered after `latencyMs`. `saturated`: every slot was taken when it left and
+   * records are waiting for one, so more concurrency could have sent more. `backlogged`:
+   * records are waiting (the round's rate is what the limit delivers, not what was offered).
    */
-  onSuccess(latencyMs: number, saturated: boolean, now: number, arrivalsPerSec = 0): void {
+  onSuccess(
+    latencyMs: number,
+    sentAt: number,
+    saturated: boolean,
+    backlogged: boolean,
+    now: number,
+    arrivalsPerSec = 0,
+  ): void {
     // The baseline is the lowest latency of the last 30 s: a route change re-baselines.
     if (latencyMs < this.minLatency || now - this.minSince > 30_000) {
       this.minLatency = latencyMs
       this.minSince = now
     }
-    this.round(saturated, now)
+    this.round(sentAt, backlogged, now)
     if (!saturated || this.value >= this.cap || now < this.holdUntil) return
     const before = this.value
     this.value += this.value < this.threshold ? 1 : 1 / this.value
-    if (this.value < this.threshold) {
+    if (this.value < this.threshold && !this.roundJumped) {
       const little = Math.ceil((2 * arrivalsPerSec * this.minLatency) / 1000)
-      if (little > this.value) this.value = Math.min(little, 4 * before)
+      if (little > this.value) {
+        this.value = Math.max(before, Math.min(little, 4 * this.roundLimit))
+        this.roundJumped = true
+      }
     }
     if (this.value > this.cap) this.value = this.cap
   }
@@ -74,18 +89,24 @@ export class ConcurrencyLimiter {
     this.threshold = this.value
   }
 
-  private round(saturated: boolean, now: number): void {
+  /**
+   * One round trip: it ends with the first answer to a request sent after it began (the TCP /
+   * BBR notion: answers arrive in bursts one latency apart, so counting answers alone would
+   * measure a burst), and lasts at least 10 ms and 8 answers so a loopback's rate is not noise.
+   */
+  private round(sentAt: number, backlogged: boolean, now: number): void {
     if (this.roundStart === 0) {
       this.roundStart = now
       this.roundLimit = this.limit
     }
     this.roundDone++
-    if (saturated) this.roundSaturated++
+    if (backlogged) this.roundBacklogged++
     const elapsed = now - this.roundStart
-    if (this.roundDone < Math.max(8, this.roundLimit) || elapsed < 10) return
+    if (sentAt < this.roundStart || this.roundDone < 8 || elapsed < 10) return
     const rate = (this.roundDone * 1000) / elapsed
-    // Only a round where the limit held delivery back says what the limit is worth.
-    const limited = this.roundSaturated >= this.roundDone * 0.8
+    // Only a round where records kept waiting says what the limit is worth (a round of slow
+    // start is one too: its limit grew as it went, but it still delivered what it could).
+    const limited = this.roundBacklogged >= this.roundDone * 0.8
     if (limited && this.roundCongested === 0) {
       if (this.prevLimit > 0 && this.roundLimit >= this.prevLimit * 1.25 && rate < this.prevRate * 1.1) {
         // More in flight delivered no more: back to the smaller limit, and hold there a while.
@@ -96,6 +117,8 @@ export class ConcurrencyLimiter {
         if (this.prevLimit === 0 || this.roundLimit >= this.prevLimit * 1.25 || this.roundLimit < this.prevLimit) {
           this.prevLimit = this.roundLimit
           this.prevRate = rate
+        } else if (rate > this.prevRate) {
+          this.prevRate = rate // the best this level delivered (a first round is often a cold one)
         }
         if (now >= this.holdUntil) this.threshold = Number.POSITIVE_INFINITY // clean round: slow start again
       }
@@ -103,9 +126,10 @@ export class ConcurrencyLimiter {
       this.prevLimit = 0 // demand-bound or congested: no comparison across this round
     }
     this.roundCongested = 0
+    this.roundJumped = false
     this.roundStart = now
     this.roundDone = 0
-    this.roundSaturated = 0
+    this.roundBacklogged = 0
     this.roundLimit = this.limit
   }
 }

@@ -376,7 +376,7 @@ export class Transport implements AttemptOwner {
           // An answer we cannot read: maybe stored, maybe not. The keys make a resend safe.
           failure = { status, error: undefined, body: 'batch answer without one result per record' }
         } else {
-          this.succeeded(s, status, now, attempt.saturated, results)
+          this.succeeded(s, status, now, performance.now() - attempt.startedAt, attempt.saturated, results)
           this.afterSettle()
           return
         }
@@ -397,6 +397,7 @@ export class Transport implements AttemptOwner {
     s: Shipment,
     status: number,
     now: number,
+    latencyMs: number,
     saturatedAtSend: boolean,
     results: ReturnType<typeof parseBatchResults>,
   ): void {
@@ -405,7 +406,7 @@ export class Transport implements AttemptOwner {
     this.gate.opened()
     this.pacer.onAccepted(now)
     const waiting = this.returned.length > 0 || this.lanes.hasReady
-    this.limiter.onSuccess(now - s.sentAt, saturatedAtSend && waiting, now, s.batch ? 0 : this.arrivalRate)
+    this.limiter.onSuccess(latencyMs, s.sentAt, saturatedAtSend && waiting, waiting, now, s.batch ? 0 : this.arrivalRate)
     this.lanes.settle(s.records)
     for (let i = 0; i < s.records.length; i++) {
       const rec = s.records[i] as Pending
