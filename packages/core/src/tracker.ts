@@ -67,6 +67,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private invalid = 0
   private readonly loss = new LossCount()
   private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
+  /** What the shapes' `users` read while the queue is full, when there is no ignore list (no object per call). */
+  private readonly fullCtx: SerializeContext
   /** Request paths by platform and type for the tracker's own `v` (no string building per call). */
   private readonly paths: Partial<Record<Platform, Partial<Record<RecordType, string>>>> = {}
 
@@ -105,6 +107,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
                 ids.has(u)
             )(new Set(list))
           : undefined
+    this.fullCtx = { messengerEvents: opts.messengerEvents }
     this.pauses = opts.pauses ?? new MemoryPauseStore()
     this.transport = new Transport(
       {
@@ -492,14 +495,19 @@ class TrackerImpl extends EventEmitter implements Tracker {
    */
   private dropCallFull<A, B>(platform: Platform, type: RecordType, shape: RecordShape<A, B>, a: A, b: B): false {
     const ignore = this.ignore
-    const ctx: SerializeContext = { messengerEvents: this.opts.messengerEvents }
-    if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
+    const ctx: SerializeContext = ignore
+      ? {
+          messengerEvents: this.opts.messengerEvents,
+          isIgnored: (userId) => ignore(userId, { platform, type, userId }),
+        }
+      : this.fullCtx
     const users = shape.users(a, b, ctx, type)
     if (users.length === 0) {
       this.ignored++
       return false
     }
-    for (const userId of users) {
+    for (let i = 0; i < users.length; i++) {
+      const userId = users[i]
       if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) this.ignored++
       else this.dropFull(platform, type, userId)
     }
