@@ -136,8 +136,8 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(mine.map((r) => `${r.platform}/${r.type}`)).toEqual(['sms/incoming', 'generic/event'])
   })
 
-  it('adapters declare core as a peer: the app holds one copy of core, shared by every adapter', () => {
-    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express']) {
+  it('adapters and the redis store declare core as a peer: the app holds one copy of core, shared by all', () => {
+    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis']) {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
       expect(manifest.dependencies?.['@convotrack/core']).toBeUndefined()
       expect(manifest.peerDependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
@@ -150,6 +150,15 @@ describe('installed from tarballs, outside the workspace', () => {
       .trim()
       .split('\n')
     expect(copies).toEqual(['node_modules/@convotrack/core/package.json'])
+  })
+
+  it('the applications (the import CLI, the collector) keep core as a regular dependency, deduplicated to the app’s copy', () => {
+    for (const p of ['import', 'collector']) {
+      const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
+      expect(manifest.dependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
+      expect(manifest.peerDependencies?.['@convotrack/core']).toBeUndefined()
+      expect(existsSync(join(dir, 'node_modules', '@convotrack', p, 'node_modules', '@convotrack', 'core'))).toBe(false)
+    }
   })
 
   it('core + two adapters: errors raised inside the adapters are instances of the app’s own core classes', async () => {
@@ -167,7 +176,7 @@ describe('installed from tarballs, outside the workspace', () => {
       const tracker = createTracker({ apiKey: 'one-core', baseUrl: process.env.SINK, onError: (e) => reported.push(e) })
       const voice = alexaTracking(tracker)
       voice.setNotHandled({}) // not a handler input: reported by the adapter with core's InvalidRecordError
-      const paths = ['@convotrack/messenger', '@convotrack/alexa'].map((p) =>
+      const paths = ['@convotrack/messenger', '@convotrack/alexa', '@convotrack/redis'].map((p) =>
         require.resolve('@convotrack/core', { paths: [require.resolve(p)] }),
       )
       await tracker.close()

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { buildChannels, type Serializer } from './channels'
+import { buildChannels, eventShape, type RecordShape } from './channels'
 import {
   ConfigError,
   ConvotrackError,
@@ -16,7 +16,6 @@ import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
 import { describeUndelivered } from './pending-report'
 import { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
-import { serializeEvent } from './platforms/events'
 import { TurnScope, type TurnState } from './scope'
 import {
   type CallOptions,
@@ -38,8 +37,6 @@ import type { ApiVersion, Intent, JsonObject, Platform, RecordType, TrackedEvent
 import { PLATFORMS } from './types'
 import { isObject, validateIntent } from './validate'
 import { WarnLimiter } from './warn-limiter'
-
-const eventSerializer: Serializer<TrackedEvent, undefined> = (event) => serializeEvent(event)
 
 class TrackerImpl extends EventEmitter implements Tracker {
   readonly pauses: PauseStore
@@ -70,6 +67,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private invalid = 0
   private readonly loss = new LossCount()
   private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
+  /** What the shapes' `users` read while the queue is full, when there is no ignore list (no object per call). */
+  private readonly fullCtx: SerializeContext
   /** Request paths by platform and type for the tracker's own `v` (no string building per call). */
   private readonly paths: Partial<Record<Platform, Partial<Record<RecordType, string>>>> = {}
 
@@ -108,6 +107,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
                 ids.has(u)
             )(new Set(list))
           : undefined
+    this.fullCtx = { messengerEvents: opts.messengerEvents }
     this.pauses = opts.pauses ?? new MemoryPauseStore()
     this.transport = new Transport(
       {
@@ -153,9 +153,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
       onHeld: () => this.watchExit(),
       onSettled: () => this.unwatchExitIfIdle(),
     })
-    const channels = buildChannels((platform, type, o, serialize, a, b) =>
-      this.track(platform, type, o, serialize, a, b),
-    )
+    const channels = buildChannels((platform, type, o, shape, a, b) => this.track(platform, type, o, shape, a, b))
     this.universal = channels.universal
     this.sms = channels.sms
     this.generic = channels.generic
@@ -178,7 +176,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     const platform = options.platform ?? 'generic'
     if (!PLATFORMS.includes(platform))
       throw new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event')
-    return this.track(platform, 'event', { v: options.v }, eventSerializer, event, undefined)
+    return this.track(platform, 'event', { v: options.v }, eventShape, event, undefined)
   }
 
   setNotHandled(): void {
@@ -328,16 +326,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
     platform: Platform,
     type: RecordType,
     o: CallOptions | undefined,
-    serialize: Serializer<A, B>,
+    shape: RecordShape<A, B>,
     a: A,
     b: B,
   ): boolean {
     if (this.refusing) return this.refuse(platform, type, undefined)
-    // Full: the record is dropped before any work is spent on it.
-    if (!this.sink && this.transport.full) {
-      const userId = (a as { userId?: unknown } | undefined)?.userId
-      return this.dropFull(platform, type, typeof userId === 'string' ? userId : undefined)
-    }
+    // Full: the call is dropped before any work is spent on it, one drop per record it would make.
+    if (!this.sink && this.transport.full) return this.dropCallFull(platform, type, shape, a, b)
     const turn = this.scope.readable()
     const ctx: SerializeContext = {
       sendPlatformCredentials: this.opts.sendPlatformCredentials,
@@ -353,7 +348,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
     let out: WireRecord | readonly WireRecord[]
     try {
-      out = serialize(a, b, ctx, type)
+      out = shape.serialize(a, b, ctx, type)
     } catch (error) {
       this.invalid++
       throw error
@@ -490,6 +485,33 @@ class TrackerImpl extends EventEmitter implements Tracker {
       this.paths[platform] = forPlatform
     }
     return path
+  }
+
+  /**
+   * A call made while the queue is full: one drop per record it would have produced (counted by
+   * the shape's `users`, no serialization), each a `dropped` event. Records the call would not
+   * have produced (echoes, receipts, the bot's own DMs, ignored users) are counted as `ignored`,
+   * as when the queue has room.
+   */
+  private dropCallFull<A, B>(platform: Platform, type: RecordType, shape: RecordShape<A, B>, a: A, b: B): false {
+    const ignore = this.ignore
+    const ctx: SerializeContext = ignore
+      ? {
+          messengerEvents: this.opts.messengerEvents,
+          isIgnored: (userId) => ignore(userId, { platform, type, userId }),
+        }
+      : this.fullCtx
+    const users = shape.users(a, b, ctx, type)
+    if (users.length === 0) {
+      this.ignored++
+      return false
+    }
+    for (let i = 0; i < users.length; i++) {
+      const userId = users[i]
+      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) this.ignored++
+      else this.dropFull(platform, type, userId)
+    }
+    return false
   }
 
   /** A record the full queue refused: counted exactly, a `dropped` event, and a summary on `onError`. */

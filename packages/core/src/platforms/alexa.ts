@@ -2,7 +2,7 @@ import { InvalidRecordError } from '../errors'
 import { toPlainJson } from '../json'
 import type { AlexaRequestEnvelope, AlexaResponseEnvelope, Intent, JsonObject } from '../types'
 import { isObject, requireObject, requireString, validateIntent } from '../validate'
-import { mergeUserJson, type SerializeContext, type WireRecord } from './context'
+import { mergeUserJson, oneRecordOf, type RecordUsers, type SerializeContext, type WireRecord } from './context'
 
 const IN = 'alexa incoming'
 const OUT = 'alexa outgoing'
@@ -115,4 +115,9 @@ export function serializeAlexaOutgoing(
     body: { event: eventForWire(e, ctx), response: out, service_timestamp: (ctx.now ?? Date.now)() },
     userId: alexaUserId(e),
   }
+}
+
+/** One record, for the voice user (see `RecordUsers`). */
+export function alexaUsers(event: unknown): RecordUsers {
+  return oneRecordOf(isObject(event) ? alexaUserId(event as unknown as AlexaRequestEnvelope) : undefined)
 }

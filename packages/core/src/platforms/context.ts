@@ -36,3 +36,20 @@ export function mergeUserJson(turn: JsonObject | undefined, own: unknown): JsonO
   if (!own || typeof own !== 'object') return turn
   return { ...turn, ...(own as JsonObject) }
 }
+
+/**
+ * The records a call would produce, without building them: each record's user id (`undefined`
+ * where the shape names none), in order; empty when the call would produce none (echoes,
+ * receipts, the bot's own DMs, ignored users — as `ctx` says). Used while the queue is full, so
+ * each would-be record is counted as a drop: it walks the input's shape only (no validation,
+ * no serialization, no JSON) and never throws; a malformed input counts as one record.
+ */
+export type RecordUsers = readonly (string | undefined)[]
+
+/** One record whose user is not known (a malformed input, or a shape without a user). */
+export const ONE_UNKNOWN: RecordUsers = Object.freeze([undefined])
+
+/** One record of `userId` when it is a non-empty string, else one of an unknown user. */
+export function oneRecordOf(userId: unknown): RecordUsers {
+  return typeof userId === 'string' && userId !== '' ? [userId] : ONE_UNKNOWN
+}

@@ -1,6 +1,13 @@
 import type { KikIncomingMessage, KikOutgoingMessage, KikRecord } from '../types'
-import { optionalString, requireNonEmptyString, requireObject, requireString, validateIntent } from '../validate'
-import { mergeUserJson, type SerializeContext, type WireRecord } from './context'
+import {
+  isObject,
+  optionalString,
+  requireNonEmptyString,
+  requireObject,
+  requireString,
+  validateIntent,
+} from '../validate'
+import { mergeUserJson, oneRecordOf, type RecordUsers, type SerializeContext, type WireRecord } from './context'
 
 /**
  * Mobile chat, incoming (`message.from`) or outgoing (`message.to`): `{ apiKey, username,
@@ -29,4 +36,10 @@ export function serializeKik(
   const user = mergeUserJson(ctx.platformUserJson, r.platformUserJson)
   if (user) body.platformUserJson = user
   return { body, userId, conversation: typeof message.chatId === 'string' ? message.chatId : undefined }
+}
+
+/** One record, for `message.from` (incoming) or `message.to` (outgoing) (see `RecordUsers`). */
+export function kikUsers(record: unknown, direction: 'incoming' | 'outgoing'): RecordUsers {
+  const message = isObject(record) ? record.message : undefined
+  return oneRecordOf(isObject(message) ? (direction === 'incoming' ? message.from : message.to) : undefined)
 }

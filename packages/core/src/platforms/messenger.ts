@@ -6,7 +6,14 @@ import type {
   MessengerWebhookBody,
 } from '../types'
 import { isObject, requireNonEmptyString, requireObject, requireString, validateIntent } from '../validate'
-import { mergeUserJson, type SerializeContext, type WireRecord } from './context'
+import {
+  mergeUserJson,
+  ONE_UNKNOWN,
+  oneRecordOf,
+  type RecordUsers,
+  type SerializeContext,
+  type WireRecord,
+} from './context'
 
 const IN = 'messenger incoming'
 const OUT = 'messenger outgoing'
@@ -62,6 +69,35 @@ export function serializeMessengerIncoming(input: MessengerWebhookBody, ctx: Ser
   })
   if (kept === 0) return []
   return [{ body: { ...body, entry: entry.filter((e) => e.messaging.length > 0) }, userId }]
+}
+
+/**
+ * How many records `serializeMessengerIncoming` would make of `input`, without making them (see
+ * `RecordUsers`): the whole webhook body is one record, or none when every item is an echo, a
+ * receipt (unless `messengerEvents: 'all'`) or from an ignored user. Its user is the first kept sender.
+ */
+export function messengerIncomingUsers(input: unknown, ctx: SerializeContext): RecordUsers {
+  if (!isObject(input) || !Array.isArray(input.entry)) return ONE_UNKNOWN
+  const all = ctx.messengerEvents === 'all'
+  for (const e of input.entry as unknown[]) {
+    if (!isObject(e) || !Array.isArray(e.messaging)) return ONE_UNKNOWN
+    for (const item of e.messaging as unknown[]) {
+      if (!isObject(item) || !isObject(item.sender)) return ONE_UNKNOWN
+      const sender = item.sender.id
+      if (typeof sender !== 'string' || sender === '') return ONE_UNKNOWN
+      if (!all && !isMessengerUserEvent(item as unknown as MessengerMessagingItem)) continue
+      if (ctx.isIgnored?.(sender)) continue
+      return [sender]
+    }
+  }
+  return []
+}
+
+/** One record, for the user named by `json.recipient.id` (see `RecordUsers`). */
+export function messengerOutgoingUsers(request: unknown): RecordUsers {
+  const json = isObject(request) ? request.json : undefined
+  const recipient = isObject(json) ? json.recipient : undefined
+  return oneRecordOf(isObject(recipient) ? recipient.id : undefined)
 }
 
 /**

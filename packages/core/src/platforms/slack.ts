@@ -1,6 +1,13 @@
 import type { SlackRecord } from '../types'
-import { optionalString, requireNonEmptyString, requireObject, requireString, validateIntent } from '../validate'
-import { mergeUserJson, type SerializeContext, type WireRecord } from './context'
+import {
+  isObject,
+  optionalString,
+  requireNonEmptyString,
+  requireObject,
+  requireString,
+  validateIntent,
+} from '../validate'
+import { mergeUserJson, oneRecordOf, type RecordUsers, type SerializeContext, type WireRecord } from './context'
 
 /**
  * Team chat, incoming or outgoing: `{ token?, team, bot, message }` with the intent at the
@@ -29,4 +36,11 @@ export function serializeSlack(
   if (user) body.platformUserJson = user
   const userId = direction === 'incoming' && typeof message.user === 'string' ? message.user : channel
   return { body, userId, conversation: channel }
+}
+
+/** One record, for the user `serializeSlack` would name (see `RecordUsers`). */
+export function slackUsers(record: unknown, direction: 'incoming' | 'outgoing'): RecordUsers {
+  const message = isObject(record) ? record.message : undefined
+  if (!isObject(message)) return oneRecordOf(undefined)
+  return oneRecordOf(direction === 'incoming' && typeof message.user === 'string' ? message.user : message.channel)
 }

@@ -1,7 +1,7 @@
 import { InvalidRecordError } from '../errors'
 import type { TwitterDirectMessageEvent, TwitterDmPayload, UniversalButton } from '../types'
-import { requireNonEmptyString, requireObject, requireString } from '../validate'
-import { mergeUserJson, type SerializeContext, type WireRecord } from './context'
+import { isObject, requireNonEmptyString, requireObject, requireString } from '../validate'
+import { mergeUserJson, ONE_UNKNOWN, type RecordUsers, type SerializeContext, type WireRecord } from './context'
 
 const CONTEXT = 'twitter DM'
 
@@ -78,4 +78,53 @@ export function serializeTwitterOutgoing(payload: TwitterDmPayload, ctx: Seriali
     body.platformJson = platformJsonFor(payload, ev)
     return { body, userId }
   })
+}
+
+/** The DM events of a payload without checking them; undefined when the payload has no such list. */
+function rawEvents(payload: unknown): unknown[] | undefined {
+  if (!isObject(payload)) return undefined
+  if (payload.direct_message_events !== undefined)
+    return Array.isArray(payload.direct_message_events) ? payload.direct_message_events : undefined
+  return payload.event !== undefined ? [payload.event] : undefined
+}
+
+/** A `message_create` string field of a raw event, or undefined. */
+function messageCreateField(ev: unknown, field: 'sender_id' | 'target'): unknown {
+  const mc = isObject(ev) ? ev.message_create : undefined
+  if (!isObject(mc)) return undefined
+  return field === 'target' ? (isObject(mc.target) ? mc.target.recipient_id : undefined) : mc.sender_id
+}
+
+/**
+ * How many records `serializeTwitterIncoming` would make of `payload`, without making them (see
+ * `RecordUsers`): one per received event, the subscribed account's own events left out.
+ */
+export function twitterIncomingUsers(payload: unknown): RecordUsers {
+  const events = rawEvents(payload)
+  if (!events) return ONE_UNKNOWN
+  const own = (payload as { for_user_id?: unknown }).for_user_id
+  const users: string[] = []
+  for (const ev of events) {
+    const sender = messageCreateField(ev, 'sender_id')
+    if (typeof sender !== 'string' || sender === '') return ONE_UNKNOWN
+    if (own !== undefined && sender === own) continue
+    users.push(sender)
+  }
+  return users
+}
+
+/**
+ * How many records `serializeTwitterOutgoing` would make of `payload`, without making them (see
+ * `RecordUsers`): one per event, for its recipient.
+ */
+export function twitterOutgoingUsers(payload: unknown): RecordUsers {
+  const events = rawEvents(payload)
+  if (!events) return ONE_UNKNOWN
+  const users: string[] = []
+  for (const ev of events) {
+    const recipient = messageCreateField(ev, 'target')
+    if (typeof recipient !== 'string' || recipient === '') return ONE_UNKNOWN
+    users.push(recipient)
+  }
+  return users
 }
