@@ -3,7 +3,8 @@
  * Every figure is taken with DEFAULT tracker options, next to a raw undici keep-alive client
  * measured in the same run (quote the ratios, not the absolute times: the machine is shared):
  *  (a) hot path: µs per `tracker.universal.logIncoming` vs the raw client's JSON.stringify + request call
- *  (b) LAN: delivered records/s and CPU µs per record, tracker vs raw client (paired runs, median)
+ *  (b) LAN: delivered records/s and CPU µs per record, tracker vs raw client (a warm-up pair, then
+ *      BENCH_PAIRS (5) paired runs in alternating order; the ratio taken within each pair, median reported)
  *  (c) real-network situations, 3 000 records offered at 500/s into a sink process:
  *      200 ms latency; token bucket 300 req/s + 429 Retry-After 1; 10 % random 429 + Retry-After 1
  *  (d) burst: 21 000 records from 10 callers, no pacing, each side in a fresh process (peak RSS)
@@ -235,7 +236,10 @@ try {
   if (want('hot')) results.hot_path = await hotPath(lan.url)
   if (want('lan')) {
     // Pairs of back-to-back runs (order alternating), the ratio taken within each pair, median reported.
-    const PAIRS = Number(process.env.BENCH_PAIRS ?? 3)
+    const PAIRS = Number(process.env.BENCH_PAIRS ?? 5)
+    // One warm-up pair first, not counted: each side's first run pays for JIT and fresh sockets.
+    await throughputRaw(lan.url)
+    await throughputTracker(lan.url)
     const pairs: Array<{
       raw: Awaited<ReturnType<typeof throughputRaw>>
       tracked: Awaited<ReturnType<typeof throughputTracker>>

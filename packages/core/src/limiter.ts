@@ -9,13 +9,13 @@
  *   a service 200 ms away needs about 100 in flight), at most one jump per round and at most
  *   4× the round's limit (a burst's arrival rate is not a rate the service can take: the round
  *   that follows checks what the jump was worth);
- * - every round trip the delivery rate is checked: when the limit has
- *   grown by a quarter or more since the last checked round and it did not deliver at least
- *   10 % more (a service or a loopback that is CPU-bound, where more sockets only cost), the
+ * - every round trip the delivery rate is checked: when the limit has grown by a quarter or
+ *   more since the last checked round and it did not deliver at least 10 % more (a service or a loopback that is CPU-bound, where more sockets only cost), the
  *   limit goes back and holds for 5 s;
- * - it halves on a congestion signal (a timeout, a 5xx, a reset), at most once per round trip:
- *   only a request sent after the previous cut can cut again. A round without any congestion
- *   signal re-enters slow start, so a backlog after a fault burst drains at full speed again;
+ * - it halves when more than a quarter of a round trip's answers are congestion signals (a
+ *   timeout, a 5xx, a reset: a minority is the service's own errors, which more or fewer
+ *   requests in flight would not change), at most once per round trip. A round without a cut
+ *   re-enters slow start, so a backlog after a fault burst drains at full speed again;
  * - it never leaves [floor, cap].
  */
 export class ConcurrencyLimiter {
@@ -80,10 +80,22 @@ export class ConcurrencyLimiter {
     if (this.value > this.cap) this.value = this.cap
   }
 
-  /** A congestion signal from a request sent at `sentAt`. */
+  /**
+   * A congestion signal (a timeout, a 5xx, a reset) from a request sent at `sentAt`. A minority
+   * of them is the service's own errors, not congestion: the limit halves when more than a
+   * quarter of a round trip's answers are such signals (judged when the round ends), or at once
+   * when a whole limit's worth failed with nothing answered (a service that stopped answering
+   * ends no round). At most once per round trip: only a request sent after the cut cuts again.
+   */
   onCongestion(sentAt: number, now: number): void {
     this.roundCongested++
-    if (sentAt < this.lastCut) return // the same round trip's news: already cut
+    if (sentAt >= this.lastCut && this.roundDone === 0 && this.roundCongested >= Math.max(2, this.limit)) {
+      this.cut(now)
+      this.roundCongested = 0
+    }
+  }
+
+  private cut(now: number): void {
     this.lastCut = now
     this.value = Math.max(this.floor, this.value / 2)
     this.threshold = this.value
@@ -104,10 +116,12 @@ export class ConcurrencyLimiter {
     const elapsed = now - this.roundStart
     if (sentAt < this.roundStart || this.roundDone < 8 || elapsed < 10) return
     const rate = (this.roundDone * 1000) / elapsed
+    const congested = this.roundCongested * 4 > this.roundDone + this.roundCongested
+    if (congested && this.roundStart >= this.lastCut) this.cut(now)
     // Only a round where records kept waiting says what the limit is worth (a round of slow
     // start is one too: its limit grew as it went, but it still delivered what it could).
     const limited = this.roundBacklogged >= this.roundDone * 0.8
-    if (limited && this.roundCongested === 0) {
+    if (limited && !congested) {
       if (this.prevLimit > 0 && this.roundLimit >= this.prevLimit * 1.25 && rate < this.prevRate * 1.1) {
         // More in flight delivered no more: back to the smaller limit, and hold there a while.
         this.value = Math.max(this.floor, this.prevLimit)

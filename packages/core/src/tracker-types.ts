@@ -64,7 +64,8 @@ export interface TrackerOptions {
   maxQueueSize?: number
   /**
    * Cap of the requests in flight. The number in flight adapts between a floor and this cap
-   * (grows while records wait and latency holds, halves on timeouts and 5xx). Default 256.
+   * (grows while records wait and a larger limit delivers more, halves on timeouts and 5xx).
+   * Default 256.
    */
   concurrency?: number
   /**
@@ -76,7 +77,7 @@ export interface TrackerOptions {
   timeoutMs?: number
   /** Retry policy: attempts, backoff, Retry-After cap. */
   retry?: RetryOptions
-  /** An undici dispatcher to send through (a proxy agent, a MockAgent in tests). Default: a keep-alive pool. */
+  /** An undici dispatcher to send through (a proxy agent, a MockAgent in tests). Default: keep-alive connections of our own, one per request in flight (they follow the concurrency limit). */
   dispatcher?: Dispatcher
   /** Keep platform secrets (messenger `qs.access_token`, kik `apiKey`, slack `token`, Alexa tokens) in records. Default false. */
   sendPlatformCredentials?: boolean

@@ -406,7 +406,14 @@ export class Transport implements AttemptOwner {
     this.gate.opened()
     this.pacer.onAccepted(now)
     const waiting = this.returned.length > 0 || this.lanes.hasReady
-    this.limiter.onSuccess(latencyMs, s.sentAt, saturatedAtSend && waiting, waiting, now, s.batch ? 0 : this.arrivalRate)
+    this.limiter.onSuccess(
+      latencyMs,
+      s.sentAt,
+      saturatedAtSend && waiting,
+      waiting,
+      now,
+      s.batch ? 0 : this.arrivalRate,
+    )
     this.lanes.settle(s.records)
     for (let i = 0; i < s.records.length; i++) {
       const rec = s.records[i] as Pending

@@ -32,6 +32,9 @@ describe('delivery engine, default options', () => {
     expect(svc.maxInFlight).toBeGreaterThan(40)
     expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 1_000, failed: 0, dropped: 0 })
     storedOnce(svc, 1_000)
+    // The sockets follow the limit: one per request in flight, each reused (never one per record).
+    expect(svc.maxSockets).toBeLessThanOrEqual(svc.maxInFlight)
+    expect(svc.connections).toBeLessThan(svc.maxInFlight * 2)
   })
 
   it('a token bucket (100 req/s, 429 + Retry-After: 1 beyond): everything delivered, refusals a minority', async () => {
@@ -122,6 +125,9 @@ describe('delivery engine, default options', () => {
     )
     expect(await tracker.flush(60_000)).toMatchObject({ delivered: true, sent: 21_000, dropped: 0, failed: 0 })
     expect(svc.stored).toHaveLength(21_000)
+    // A loopback service gains nothing from hundreds of sockets (one per request in flight): the
+    // limit does not climb to the cap (256).
+    expect(svc.maxSockets).toBeLessThan(256)
   })
 
   it('service down: memory bounded by bytes, drops exact, no serialization or error per dropped record', async () => {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { type ConvotrackError, createTracker, DroppedRecordError, type Tracker, TransportError } from '@convotrack/core'
+import { Agent } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
@@ -53,6 +54,24 @@ describe('delivery', () => {
     expect(a?.headers.connection).not.toBe('close')
     expect(b?.v).toBe('10.1.1-rest')
     expect(b?.type).toBe('outgoing')
+  })
+
+  it("through a dispatcher of the user's (an undici Agent): every record, its headers and the retries", async () => {
+    const agent = new Agent({ keepAliveTimeout: 1_000 })
+    try {
+      tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, dispatcher: agent, retry: fast })
+      sink.faults.error500 = 0.2
+      const sent = logMany(tracker, 50)
+      expect(await tracker.flush(10_000)).toMatchObject({ delivered: true, sent: 50, failed: 0 })
+      expect(ids()).toEqual(sent)
+      expect(tracker.stats().retried).toBeGreaterThan(0)
+      expect(sink.records[0]?.headers['idempotency-key']).toMatch(/^[0-9a-f]{16}\.[0-9a-z]+$/)
+      expect(sink.records[0]?.headers['user-agent']).toMatch(/^convotrack-node\//)
+    } finally {
+      await tracker?.close(1_000)
+      tracker = undefined
+      await agent.close()
+    }
   })
 
   it('the body is a snapshot taken at the call', async () => {

@@ -51,6 +51,9 @@ export interface FakeService {
   inFlight: number
   /** Records per batch request. */
   batchSizes: number[]
+  /** Connections accepted in all, and most open at once. */
+  connections: number
+  maxSockets: number
   faults: Faults
   down(): Promise<void>
   up(): Promise<void>
@@ -81,6 +84,8 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     stored: [],
     requests: { track: 0, batch: 0, limited: 0 },
     maxInFlight: 0,
+    connections: 0,
+    maxSockets: 0,
     inFlight: 0,
     batchSizes: [],
     faults,
@@ -213,6 +218,8 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
   })
   server.on('connection', (s: Socket) => {
     sockets.add(s)
+    svc.connections++
+    svc.maxSockets = Math.max(svc.maxSockets, sockets.size)
     s.on('close', () => sockets.delete(s))
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
