@@ -119,6 +119,8 @@ const LISTEN_APPLICATION_NAME = 'convotrack-collector-listen'
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000
 const DEFAULT_QUERY_TIMEOUT_MS = 3_000
 const DEFAULT_LISTEN_HEARTBEAT_MS = 5_000
+/** Statement bound of an erasure (an operator's action over a user's whole history), at least `queryTimeoutMs`. */
+const ERASE_STATEMENT_MS = 60_000
 /** pg's error when `query_timeout` elapses: the server did not answer a statement in time. */
 const QUERY_TIMEOUT = /Query read timeout/i
 
@@ -180,6 +182,11 @@ function extract(raw: string, path: readonly string[]): string | null {
 
 type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
 
+/** What a transaction's body runs statements on. */
+interface Sql {
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
+}
+
 interface PendingAdd extends Item {
   resolve: (result: AddResult) => void
   reject: (error: unknown) => void
@@ -219,6 +226,7 @@ export class PgRecordStore implements RecordStore {
     private readonly pool: pg.Pool,
     private readonly config: pg.ClientConfig,
     private readonly heartbeatMs: number,
+    private readonly queryTimeoutMs: number,
   ) {}
 
   /**
@@ -245,7 +253,7 @@ export class PgRecordStore implements RecordStore {
     const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
-    const store = new PgRecordStore(pool, config, heartbeat)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout)
     try {
       // Migrations (and waiting for another instance's) may take long on a big table: their own
       // session, without the statement bounds.
@@ -284,8 +292,11 @@ export class PgRecordStore implements RecordStore {
     return isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${message}`, e) : e
   }
 
-  /** Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded). */
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded).
+   * `statementMs` replaces `queryTimeoutMs` for this transaction's statements (both sides).
+   */
+  private async transaction<T>(fn: (sql: Sql) => Promise<T>, statementMs?: number): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient
       try {
@@ -300,7 +311,16 @@ export class PgRecordStore implements RecordStore {
       let broken = false
       try {
         await client.query('BEGIN')
-        const result = await fn(client)
+        let sql: Sql = client
+        if (statementMs !== undefined) {
+          const c = client
+          await c.query(`SET LOCAL statement_timeout = ${Math.ceil(statementMs)}`)
+          sql = {
+            query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+              c.query<R>({ text, values, query_timeout: statementMs } as pg.QueryConfig),
+          }
+        }
+        const result = await fn(sql)
         await client.query('COMMIT')
         return result
       } catch (e) {
@@ -316,7 +336,7 @@ export class PgRecordStore implements RecordStore {
     }
   }
 
-  private async notify(client: pg.PoolClient, payload: Record<string, unknown>): Promise<void> {
+  private async notify(client: Sql, payload: Record<string, unknown>): Promise<void> {
     if (this.closed) return
     await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ o: this.origin, ...payload })])
   }
@@ -683,40 +703,45 @@ export class PgRecordStore implements RecordStore {
    * entries about them. Other instances' dashboards hear of it (an `erase` change).
    */
   async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
-    return this.transaction(async (client) => {
-      const threads = (
-        await client.query<{ thread: string }>(
-          `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
-          [bot, text(userId)],
-        )
-      ).rows.map((r) => r.thread)
-      // Both deletes in one statement: the records' ids never leave the database, and the
-      // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
-      const gone = (
-        await client.query<{ records: number; messages: number }>(
-          `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
+    // An operator's action that may delete a very active user's whole history: its statements
+    // get ERASE_STATEMENT_MS, not the request bound meant for ingestion and dashboard reads.
+    return this.transaction(
+      async (client) => {
+        const threads = (
+          await client.query<{ thread: string }>(
+            `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
+            [bot, text(userId)],
+          )
+        ).rows.map((r) => r.thread)
+        // Both deletes in one statement: the records' ids never leave the database, and the
+        // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
+        const gone = (
+          await client.query<{ records: number; messages: number }>(
+            `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
                 m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
                 r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING 1)
            SELECT (SELECT count(*) FROM r) AS records, (SELECT count(*) FROM m) AS messages`,
-          [bot, text(userId)],
-        )
-      ).rows[0]
-      const about = [text(userId), ...threads]
-      await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
-      await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
-        bot,
-        about,
-      ])
-      const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
-      // A user id too long for a notification's payload goes by its threads only.
-      await this.notify(client, {
-        k: 'e',
-        bot,
-        userId: Buffer.byteLength(userId) <= 2_000 ? userId : '',
-        threads: capped(threads),
-      })
-      return result
-    })
+            [bot, text(userId)],
+          )
+        ).rows[0]
+        const about = [text(userId), ...threads]
+        await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
+        await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
+          bot,
+          about,
+        ])
+        const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
+        // A user id too long for a notification's payload goes by its threads only.
+        await this.notify(client, {
+          k: 'e',
+          bot,
+          userId: Buffer.byteLength(userId) <= 2_000 ? userId : '',
+          threads: capped(threads),
+        })
+        return result
+      },
+      Math.max(this.queryTimeoutMs, ERASE_STATEMENT_MS),
+    )
   }
 
   /** One user's records in arrival order, in keyset pages of 500 (bounded memory whatever their number). */
@@ -912,10 +937,13 @@ export class PgRecordStore implements RecordStore {
       this.reconnectTimer = undefined
       try {
         await this.startListening()
-        await this.catchUp()
       } catch {
         this.scheduleReconnect(Math.min(delayMs * 2, 2_000))
+        return
       }
+      // Listening again: a catch-up that fails (the server slow to answer) is retried on its own,
+      // without opening another session.
+      await this.catchUp().catch(() => this.scheduleCatchUp(500))
     }, delayMs)
     this.reconnectTimer.unref()
   }
@@ -1018,7 +1046,7 @@ function capped(list: string[]): string[] {
 }
 
 /** `records` record ids and `messages` message ids from their sequences, ascending, in one round trip. */
-async function nextIds(client: pg.PoolClient, records: number, messages: number): Promise<[number[], number[]]> {
+async function nextIds(client: Sql, records: number, messages: number): Promise<[number[], number[]]> {
   const row = (
     await client.query<{ r: string[]; m: string[] }>(
       `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_records', 'id')) FROM generate_series(1, $1)) AS r,

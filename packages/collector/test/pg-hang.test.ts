@@ -182,7 +182,7 @@ describe('PostgreSQL hangs (frozen server), default options', () => {
       onB.close()
       await tracker.close()
     }
-  })
+  }, 120_000)
 
   it('a statement that times out frees its connection: the store answers again once the server resumes', async () => {
     const store = await PgRecordStore.open(db, { listen: false })
@@ -198,5 +198,5 @@ describe('PostgreSQL hangs (frozen server), default options', () => {
       server.thaw()
       await store.close()
     }
-  })
+  }, 60_000)
 })
