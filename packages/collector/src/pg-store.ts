@@ -336,6 +336,11 @@ export class PgRecordStore implements RecordStore {
     }
   }
 
+  /** A transaction of an operator's action (erasure): its statements get ERASE_STATEMENT_MS. */
+  private operatorTransaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.transaction(fn, Math.max(this.queryTimeoutMs, ERASE_STATEMENT_MS))
+  }
+
   private async notify(client: Sql, payload: Record<string, unknown>): Promise<void> {
     if (this.closed) return
     await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ o: this.origin, ...payload })])
@@ -705,43 +710,40 @@ export class PgRecordStore implements RecordStore {
   async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
     // An operator's action that may delete a very active user's whole history: its statements
     // get ERASE_STATEMENT_MS, not the request bound meant for ingestion and dashboard reads.
-    return this.transaction(
-      async (client) => {
-        const threads = (
-          await client.query<{ thread: string }>(
-            `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
-            [bot, text(userId)],
-          )
-        ).rows.map((r) => r.thread)
-        // Both deletes in one statement: the records' ids never leave the database, and the
-        // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
-        const gone = (
-          await client.query<{ records: number; messages: number }>(
-            `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
+    return this.operatorTransaction(async (client) => {
+      const threads = (
+        await client.query<{ thread: string }>(
+          `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
+          [bot, text(userId)],
+        )
+      ).rows.map((r) => r.thread)
+      // Both deletes in one statement: the records' ids never leave the database, and the
+      // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
+      const gone = (
+        await client.query<{ records: number; messages: number }>(
+          `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
                 m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
                 r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING 1)
            SELECT (SELECT count(*) FROM r) AS records, (SELECT count(*) FROM m) AS messages`,
-            [bot, text(userId)],
-          )
-        ).rows[0]
-        const about = [text(userId), ...threads]
-        await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
-        await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
-          bot,
-          about,
-        ])
-        const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
-        // A user id too long for a notification's payload goes by its threads only.
-        await this.notify(client, {
-          k: 'e',
-          bot,
-          userId: Buffer.byteLength(userId) <= 2_000 ? userId : '',
-          threads: capped(threads),
-        })
-        return result
-      },
-      Math.max(this.queryTimeoutMs, ERASE_STATEMENT_MS),
-    )
+          [bot, text(userId)],
+        )
+      ).rows[0]
+      const about = [text(userId), ...threads]
+      await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
+      await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
+        bot,
+        about,
+      ])
+      const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
+      // A user id too long for a notification's payload goes by its threads only.
+      await this.notify(client, {
+        k: 'e',
+        bot,
+        userId: Buffer.byteLength(userId) <= 2_000 ? userId : '',
+        threads: capped(threads),
+      })
+      return result
+    })
   }
 
   /** One user's records in arrival order, in keyset pages of 500 (bounded memory whatever their number). */

@@ -188,8 +188,15 @@ describe('PostgreSQL hangs (frozen server), default options', () => {
     const store = await PgRecordStore.open(db, { listen: false })
     try {
       const before = await store.counts()
+      // The pool itself (private): the connection whose statement timed out must leave it, not wait to be reused.
+      const pool = (store as unknown as { pool: pg.Pool }).pool
+      expect(pool.totalCount).toBe(1)
       server.freeze()
-      await expect(store.counts()).rejects.toMatchObject({ name: 'StoreUnavailableError' })
+      await expect(store.counts()).rejects.toMatchObject({
+        name: 'StoreUnavailableError',
+        message: expect.stringMatching(/does not answer in time \(queryTimeoutMs\)/),
+      })
+      expect(pool.totalCount).toBe(0)
       await expect(store.ping()).rejects.toMatchObject({ name: 'StoreUnavailableError' })
       server.thaw()
       expect(await store.counts()).toEqual(before)
