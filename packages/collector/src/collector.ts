@@ -138,7 +138,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const store: RecordStore = instrumentStore(
     options.store ??
       (isPostgresUrl(options.db)
-        ? await PgRecordStore.open(options.db)
+        ? await PgRecordStore.open(options.db, options.postgres)
         : new SqliteRecordStore(options.db ?? ':memory:')),
     metrics,
   )

@@ -13,7 +13,8 @@ Usage: convotrack-collector [options]
   --host <addr>              interface to listen on (default 127.0.0.1)
   --db <file|:memory:|url>   SQLite file, or postgres://user:pass@host:5432/db for PostgreSQL
                              (default $DATABASE_URL when set, else ./convotrack.db)
-  --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...] }
+  --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...],
+                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n } }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
   --no-demo-bot              don't register the demo bot (apiKey demo-key)
@@ -136,6 +137,7 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   if (typeof root.port === 'number') options.port = root.port
   if (typeof root.host === 'string') options.host = root.host
   if (typeof root.db === 'string') options.db = root.db
+  if (root.postgres !== undefined) options.postgres = postgresFrom(root.postgres, `${path}: "postgres"`)
   if (typeof root.demoBot === 'boolean') options.demoBot = root.demoBot
   if (root.auth !== undefined) {
     if (typeof root.auth !== 'object' || root.auth === null) throw new Error(`${path}: "auth" must be an object`)
@@ -149,6 +151,18 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   const days = positive(root.retainDays, `${path}: "retainDays"`)
   if (days !== undefined) options.retainDays = days
   return options
+}
+
+/** `"postgres": { "maxConnections", "connectionTimeoutMs", "queryTimeoutMs", "listenHeartbeatMs" }` (numbers > 0). */
+function postgresFrom(value: unknown, where: string): NonNullable<CollectorOptions['postgres']> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where} must be an object`)
+  const o = value as Obj
+  const out: NonNullable<CollectorOptions['postgres']> = {}
+  for (const key of ['maxConnections', 'connectionTimeoutMs', 'queryTimeoutMs', 'listenHeartbeatMs'] as const) {
+    const v = positive(o[key], `${where}.${key}`)
+    if (v !== undefined) out[key] = v
+  }
+  return out
 }
 
 function keyValues(spec: string): Obj {

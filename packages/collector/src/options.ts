@@ -81,6 +81,13 @@ export interface CollectorOptions {
    * several collectors on one database. Default `:memory:`. Ignored when `store` is given.
    */
   db?: string
+  /**
+   * PostgreSQL store options when `db` is a PostgreSQL URL: pool size, connection wait, statement
+   * bound (`queryTimeoutMs`, default 3 000 ms), LISTEN heartbeat. Ignored for SQLite.
+   *
+   * @example startCollector({ db: 'postgres://…', postgres: { queryTimeoutMs: 5_000 } })
+   */
+  postgres?: import('./pg-store').PgStoreOptions
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore
   /** Registered bots. */

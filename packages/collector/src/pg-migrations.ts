@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg'
+import type { ClientBase } from 'pg'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -110,7 +110,7 @@ const LOCK_KEY = 0x636f6e76 // "conv"
  * @example await migrate(client) // → [1] on an empty database, [] afterwards
  */
 export async function migrate(
-  client: PoolClient,
+  client: ClientBase,
   migrations: readonly PgMigration[] = PG_MIGRATIONS,
 ): Promise<number[]> {
   await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY])

@@ -39,8 +39,29 @@ import { StoreUnavailableError } from './store-unavailable'
 export interface PgStoreOptions {
   /** Most connections the pool opens. Default 10. */
   maxConnections?: number
-  /** How long a query waits for a connection before the store reports itself unavailable. Default 5 000 ms. */
+  /**
+   * How long a call waits for a pooled connection (or for a new one to be set up) before the
+   * store reports itself unavailable (503). Default 5 000 ms.
+   */
   connectionTimeoutMs?: number
+  /**
+   * How long one statement may take before the store gives up on it and reports itself
+   * unavailable (503 + `Retry-After`): a server that hangs instead of going away (frozen, network
+   * black hole) holds no request longer than this. Enforced on both sides: the client discards a
+   * connection whose statement timed out, and the server's `statement_timeout` cancels it. With the
+   * connection wait, a request waits at most `connectionTimeoutMs + queryTimeoutMs` (8 s by
+   * default, below the tracker's 10 s request deadline). Migrations at start are not bounded.
+   * Default 3 000 ms.
+   *
+   * @example await PgRecordStore.open(url, { queryTimeoutMs: 10_000 })
+   */
+  queryTimeoutMs?: number
+  /**
+   * How often the `LISTEN` session (the live feed across instances) checks that the server still
+   * answers (`SELECT 1`, bounded by `queryTimeoutMs`); a hung session is dropped and reconnected,
+   * then catches up. Default 5 000 ms.
+   */
+  listenHeartbeatMs?: number
   /**
    * Listen for what other collector processes store (`LISTEN/NOTIFY`), for {@link PgRecordStore.subscribe}.
    * Default true.
@@ -86,19 +107,36 @@ const UNAVAILABLE_CODES = new Set([
   '08003',
   '08004',
   '08006',
+  '57014', // query_canceled: statement_timeout (the server is too slow to answer in time)
 ])
 const RETRYABLE_TX = new Set(['40001', '40P01']) // serialization failure, deadlock
 /** A commit may land this long after its records' arrival time: the catch-up window reaches back so far. */
 const CATCH_UP_SLACK_MS = 30_000
 /** Other instances' retention steps heard within this time reach the feed as one `expire` per bot. */
 const EXPIRE_GATHER_MS = 250
+/** `application_name` of the LISTEN session (the pool's sessions are `convotrack-collector`). */
+const LISTEN_APPLICATION_NAME = 'convotrack-collector-listen'
+const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000
+const DEFAULT_QUERY_TIMEOUT_MS = 3_000
+const DEFAULT_LISTEN_HEARTBEAT_MS = 5_000
+/** Statement bound of an erasure (an operator's action over a user's whole history), at least `queryTimeoutMs`. */
+const ERASE_STATEMENT_MS = 60_000
+/** pg's error when `query_timeout` elapses: the server did not answer a statement in time. */
+const QUERY_TIMEOUT = /Query read timeout/i
+
+function positiveMs(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`${name} must be a positive number of milliseconds (got ${String(value)})`)
+  return Math.ceil(value)
+}
 
 function isConnectionFault(e: unknown): boolean {
   const err = e as { code?: string; message?: string } | undefined
   if (!err) return false
   if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true
   const msg = typeof err.message === 'string' ? err.message : ''
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|not queryable/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|not queryable|Query read timeout/i.test(
     msg,
   )
 }
@@ -144,6 +182,11 @@ function extract(raw: string, path: readonly string[]): string | null {
 
 type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
 
+/** What a transaction's body runs statements on. */
+interface Sql {
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
+}
+
 interface PendingAdd extends Item {
   resolve: (result: AddResult) => void
   reject: (error: unknown) => void
@@ -177,9 +220,13 @@ export class PgRecordStore implements RecordStore {
   private lostAt: number | undefined
   private listening: Promise<void> | undefined
 
+  private heartbeatTimer: NodeJS.Timeout | undefined
+
   private constructor(
     private readonly pool: pg.Pool,
     private readonly config: pg.ClientConfig,
+    private readonly heartbeatMs: number,
+    private readonly queryTimeoutMs: number,
   ) {}
 
   /**
@@ -187,25 +234,36 @@ export class PgRecordStore implements RecordStore {
    * starts listening for other instances' changes.
    */
   static async open(url: string, options: PgStoreOptions = {}): Promise<PgRecordStore> {
-    const config: pg.ClientConfig = {
+    const queryTimeout = positiveMs(options.queryTimeoutMs, 'queryTimeoutMs', DEFAULT_QUERY_TIMEOUT_MS)
+    const base: pg.ClientConfig = {
       connectionString: url,
       application_name: 'convotrack-collector',
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+      connectionTimeoutMillis: positiveMs(
+        options.connectionTimeoutMs,
+        'connectionTimeoutMs',
+        DEFAULT_CONNECTION_TIMEOUT_MS,
+      ),
       keepAlive: true,
       types: numberTypes,
     }
+    // Every statement is bounded on both sides: the server cancels it (statement_timeout, a slow
+    // query) and the client stops waiting (query_timeout, a server that does not answer at all).
+    const config: pg.ClientConfig = { ...base, statement_timeout: queryTimeout, query_timeout: queryTimeout }
+    const heartbeat = positiveMs(options.listenHeartbeatMs, 'listenHeartbeatMs', DEFAULT_LISTEN_HEARTBEAT_MS)
     const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
-    const store = new PgRecordStore(pool, config)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout)
     try {
-      const client = await pool.connect()
+      // Migrations (and waiting for another instance's) may take long on a big table: their own
+      // session, without the statement bounds.
+      const client = new pg.Client(base)
       client.on('error', ignore)
       try {
+        await client.connect()
         await migrate(client)
       } finally {
-        client.off('error', ignore)
-        client.release()
+        await client.end().catch(() => {})
       }
       if (options.listen !== false) await store.startListening()
     } catch (e) {
@@ -228,11 +286,17 @@ export class PgRecordStore implements RecordStore {
   private mapError(e: unknown): unknown {
     if (e instanceof StoreUnavailableError) return e
     if (this.closed) return new StoreUnavailableError('the store is closed', e)
-    return isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${(e as Error).message}`, e) : e
+    const message = (e as Error | undefined)?.message ?? ''
+    if (QUERY_TIMEOUT.test(message) || (e as { code?: string } | undefined)?.code === '57014')
+      return new StoreUnavailableError(`PostgreSQL does not answer in time (queryTimeoutMs): ${message}`, e)
+    return isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${message}`, e) : e
   }
 
-  /** Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded). */
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded).
+   * `statementMs` replaces `queryTimeoutMs` for this transaction's statements (both sides).
+   */
+  private async transaction<T>(fn: (sql: Sql) => Promise<T>, statementMs?: number): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient
       try {
@@ -247,7 +311,16 @@ export class PgRecordStore implements RecordStore {
       let broken = false
       try {
         await client.query('BEGIN')
-        const result = await fn(client)
+        let sql: Sql = client
+        if (statementMs !== undefined) {
+          const c = client
+          await c.query(`SET LOCAL statement_timeout = ${Math.ceil(statementMs)}`)
+          sql = {
+            query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+              c.query<R>({ text, values, query_timeout: statementMs } as pg.QueryConfig),
+          }
+        }
+        const result = await fn(sql)
         await client.query('COMMIT')
         return result
       } catch (e) {
@@ -263,7 +336,12 @@ export class PgRecordStore implements RecordStore {
     }
   }
 
-  private async notify(client: pg.PoolClient, payload: Record<string, unknown>): Promise<void> {
+  /** A transaction of an operator's action (erasure): its statements get ERASE_STATEMENT_MS. */
+  private operatorTransaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.transaction(fn, Math.max(this.queryTimeoutMs, ERASE_STATEMENT_MS))
+  }
+
+  private async notify(client: Sql, payload: Record<string, unknown>): Promise<void> {
     if (this.closed) return
     await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ o: this.origin, ...payload })])
   }
@@ -630,7 +708,9 @@ export class PgRecordStore implements RecordStore {
    * entries about them. Other instances' dashboards hear of it (an `erase` change).
    */
   async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
-    return this.transaction(async (client) => {
+    // An operator's action that may delete a very active user's whole history: its statements
+    // get ERASE_STATEMENT_MS, not the request bound meant for ingestion and dashboard reads.
+    return this.operatorTransaction(async (client) => {
       const threads = (
         await client.query<{ thread: string }>(
           `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
@@ -793,14 +873,23 @@ export class PgRecordStore implements RecordStore {
     }
   }
 
-  /** Connects the LISTEN session; on loss it reconnects with backoff and catches up on what it missed. */
+  /**
+   * Connects the LISTEN session; on loss it reconnects with backoff and catches up on what it
+   * missed. A server that hangs instead of closing the socket (TCP keepalive cannot see a frozen
+   * process: its kernel still answers) is found by a heartbeat: `SELECT 1` every
+   * `listenHeartbeatMs`, bounded by `queryTimeoutMs`; no answer → the session counts as lost.
+   */
   private startListening(): Promise<void> {
     this.listening = (async () => {
-      const client = new pg.Client(this.config)
+      // Its own name, so operators (and tests) tell the live-feed session from the pool's in pg_stat_activity.
+      const client = new pg.Client({ ...this.config, application_name: LISTEN_APPLICATION_NAME })
       const lost = () => {
         if (this.listener !== client) return
         this.listener = undefined
         this.lostAt ??= Date.now()
+        if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+        this.heartbeatTimer = undefined
+        // A statement in flight (the heartbeat that timed out) makes end() drop the socket at once.
         client.end().catch(() => {})
         this.scheduleReconnect(100)
       }
@@ -821,6 +910,16 @@ export class PgRecordStore implements RecordStore {
         return
       }
       this.listener = client
+      let beating = false
+      if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+      this.heartbeatTimer = setInterval(() => {
+        if (beating || this.listener !== client) return
+        beating = true
+        client.query('SELECT 1').then(() => {
+          beating = false
+        }, lost)
+      }, this.heartbeatMs)
+      this.heartbeatTimer.unref()
     })()
     return this.listening
   }
@@ -840,10 +939,13 @@ export class PgRecordStore implements RecordStore {
       this.reconnectTimer = undefined
       try {
         await this.startListening()
-        await this.catchUp()
       } catch {
         this.scheduleReconnect(Math.min(delayMs * 2, 2_000))
+        return
       }
+      // Listening again: a catch-up that fails (the server slow to answer) is retried on its own,
+      // without opening another session.
+      await this.catchUp().catch(() => this.scheduleCatchUp(500))
     }, delayMs)
     this.reconnectTimer.unref()
   }
@@ -921,6 +1023,7 @@ export class PgRecordStore implements RecordStore {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer)
     if (this.expireTimer) clearTimeout(this.expireTimer)
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
     await this.listening?.catch(() => {})
     const listener = this.listener
     this.listener = undefined
@@ -945,7 +1048,7 @@ function capped(list: string[]): string[] {
 }
 
 /** `records` record ids and `messages` message ids from their sequences, ascending, in one round trip. */
-async function nextIds(client: pg.PoolClient, records: number, messages: number): Promise<[number[], number[]]> {
+async function nextIds(client: Sql, records: number, messages: number): Promise<[number[], number[]]> {
   const row = (
     await client.query<{ r: string[]; m: string[] }>(
       `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_records', 'id')) FROM generate_series(1, $1)) AS r,

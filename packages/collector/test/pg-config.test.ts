@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { isPostgresUrl, parseCommandLine } from '@convotrack/collector'
+import { isPostgresUrl, PgRecordStore, parseCommandLine } from '@convotrack/collector'
 import { describe, expect, it } from 'vitest'
 import { redactUrl } from '../src/pg-store'
 
@@ -24,5 +27,33 @@ describe('choosing PostgreSQL', () => {
     expect(isPostgresUrl(':memory:')).toBe(false)
     expect(redactUrl('postgres://u:hunter2@db:5432/convotrack')).toBe('postgres://u:***@db:5432/convotrack')
     expect(redactUrl('postgres://u@db/convotrack')).toBe('postgres://u@db/convotrack')
+  })
+
+  it('"postgres" in the config file passes the store options; a bad value names the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convotrack-pgcfg-'))
+    try {
+      const file = join(dir, 'config.json')
+      writeFileSync(file, JSON.stringify({ postgres: { queryTimeoutMs: 1500, maxConnections: 4 } }))
+      expect(parseCommandLine(['--config', file], {})).toMatchObject({
+        options: { postgres: { queryTimeoutMs: 1500, maxConnections: 4 } },
+      })
+      writeFileSync(file, JSON.stringify({ postgres: { queryTimeoutMs: -1 } }))
+      expect(() => parseCommandLine(['--config', file], {})).toThrow(
+        /"postgres"\.queryTimeoutMs must be a positive number/,
+      )
+      writeFileSync(file, JSON.stringify({ postgres: 5 }))
+      expect(() => parseCommandLine(['--config', file], {})).toThrow(/"postgres" must be an object/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('PgRecordStore.open refuses a bound that is not a positive number, naming it (before connecting)', async () => {
+    await expect(PgRecordStore.open('postgres://127.0.0.1:1/none', { queryTimeoutMs: 0 })).rejects.toThrow(
+      /queryTimeoutMs must be a positive number of milliseconds \(got 0\)/,
+    )
+    await expect(
+      PgRecordStore.open('postgres://127.0.0.1:1/none', { connectionTimeoutMs: Number.NaN }),
+    ).rejects.toThrow(/connectionTimeoutMs must be a positive number/)
   })
 })

@@ -25,6 +25,14 @@ export interface PostgresServer {
   stop(): Promise<void>
   /** Starts again on the same port and data. */
   start(): Promise<void>
+  /**
+   * Freezes the server (SIGSTOP to its postmaster, then to every backend and helper process it
+   * forked): the sockets stay open and the kernel still accepts connections, but nothing answers —
+   * a database that hangs instead of going away. Only this server's processes are touched.
+   */
+  freeze(): void
+  /** Resumes a frozen server (SIGCONT to every process {@link freeze} stopped). Safe to call when not frozen. */
+  thaw(): void
   /** Stops the server and removes its folder. */
   destroy(): Promise<void>
 }
@@ -76,6 +84,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`
   let running = false
+  let frozen: number[] = []
   const server: PostgresServer = {
     port,
     url,
@@ -99,7 +108,34 @@ export async function startPostgres(): Promise<PostgresServer> {
       await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '30', 'stop'])
       running = false
     },
+    freeze() {
+      // postmaster.pid's first line is the postmaster's pid; it is stopped first, so no new child appears meanwhile.
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+      if (!Number.isInteger(postmaster) || postmaster <= 1) throw new Error('no postmaster pid')
+      process.kill(postmaster, 'SIGSTOP')
+      frozen = [postmaster]
+      for (const child of childrenOf(postmaster)) {
+        try {
+          process.kill(child, 'SIGSTOP')
+          frozen.push(child)
+        } catch {
+          // exited meanwhile
+        }
+      }
+    },
+    thaw() {
+      // Children first, then the postmaster (it would otherwise see them as stopped).
+      for (const pid of frozen.slice(1).concat(frozen.slice(0, 1))) {
+        try {
+          process.kill(pid, 'SIGCONT')
+        } catch {
+          // exited meanwhile
+        }
+      }
+      frozen = []
+    },
     async destroy() {
+      server.thaw()
       try {
         await server.stop()
       } finally {
@@ -114,6 +150,22 @@ export async function startPostgres(): Promise<PostgresServer> {
     throw e
   }
   return server
+}
+
+/** Pids whose parent is `pid` (from /proc; `comm` may hold spaces and parentheses: parse after the last ')'). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === pid) out.push(Number(entry))
+    } catch {
+      // gone
+    }
+  }
+  return out
 }
 
 function postgresIds(): [number, number] {
