@@ -34,6 +34,8 @@ export class Attempt implements Timed {
   batchHeader: string | undefined = undefined
   /** The connection it runs on, when the transport owns its connections. */
   client: Client | undefined = undefined
+  /** It went over a kept-alive socket of an earlier request (see `Connections.reuses`). */
+  reused = false
   private abort: ((err?: Error) => void) | undefined = undefined
   private chunks: Buffer[] | undefined = undefined
   private bodyBytes = 0

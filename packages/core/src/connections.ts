@@ -13,6 +13,14 @@ export class Connections {
   /** Connections waiting for a request, the one freed last at the end. */
   private readonly idle: Client[] = []
   private readonly all = new Set<Client>()
+  /** Connections whose socket is open (undici's `connect` / `disconnect` events). */
+  private readonly open = new Set<Client>()
+  private readonly onConnect = (_origin: unknown, targets: readonly unknown[]): void => {
+    this.open.add(targets[0] as Client)
+  }
+  private readonly onDisconnect = (_origin: unknown, targets: readonly unknown[]): void => {
+    this.open.delete(targets[0] as Client)
+  }
 
   constructor(
     private readonly origin: string,
@@ -29,8 +37,19 @@ export class Connections {
     const warm = this.idle.pop()
     if (warm) return warm
     const client = new Client(this.origin, this.options)
+    client.on('connect', this.onConnect)
+    client.on('disconnect', this.onDisconnect)
     this.all.add(client)
     return client
+  }
+
+  /**
+   * Whether a request sent on `client` now goes over a socket that is already open (kept alive
+   * from an earlier request) rather than a new one: such a socket may have been closed by the
+   * service a moment ago without the client knowing yet.
+   */
+  reuses(client: Client): boolean {
+    return this.open.has(client)
   }
 
   /** The request on `client` ended: it waits for the next one, or closes when `needed` are already open. */
@@ -38,6 +57,7 @@ export class Connections {
     if (!this.all.has(client)) return
     if (this.all.size > needed) {
       this.all.delete(client)
+      this.open.delete(client)
       client.close().catch(() => {})
       return
     }
@@ -47,6 +67,7 @@ export class Connections {
   /** Cuts a connection whose request must end now (its deadline passed before it connected). */
   discard(client: Client, reason: Error): void {
     this.all.delete(client)
+    this.open.delete(client)
     client.destroy(reason).catch(() => {})
   }
 
@@ -54,6 +75,7 @@ export class Connections {
   async destroy(): Promise<void> {
     const all = [...this.all]
     this.all.clear()
+    this.open.clear()
     this.idle.length = 0
     await Promise.all(all.map((c) => c.destroy().catch(() => {})))
   }

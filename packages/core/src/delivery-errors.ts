@@ -8,6 +8,11 @@ export interface AttemptFailure {
   body?: string
   /** The request's deadline passed (the error is undici's abort). */
   timedOut?: boolean
+  /**
+   * It failed before any answer on a kept-alive socket of an earlier request: most likely one the
+   * service had just closed (the keep-alive race every HTTP client meets), not this request's fault.
+   */
+  stale?: boolean
 }
 
 /** The service's own text, quoted in errors, without the tracking key in any spelling. */

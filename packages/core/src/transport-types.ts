@@ -36,6 +36,8 @@ export interface Shipment {
   /** Flat name, value, name, value… (undici takes them as they are). */
   headers: string[]
   attempts: number
+  /** Failures without an answer, in bursts of them, that spent no attempt (see the transport). */
+  spared: number
   /** The gate round it was last sent in (see `Gate.round`). */
   round: number
   sentAt: number

@@ -40,6 +40,10 @@ const INITIAL_CONCURRENCY = 16
 const BATCHES_IN_FLIGHT = 8
 /** Consecutive rate-limit answers (no success between) that mean "everything is refused": close the gate. */
 const LIMITED_RUN_GATES = 8
+/** Failures without an answer this close together are one burst: the service's trouble, not the record's. */
+const NO_ANSWER_BURST_MS = 1_000
+/** Attempts a shipment may be spared by such bursts before they count (a record that itself kills the service still fails). */
+const MAX_SPARED = 20
 /** Longest gate step while the service is unreachable: one cheap probe per second at most. */
 const GATE_MAX_MS = 1_000
 
@@ -74,6 +78,8 @@ export class Transport implements AttemptOwner {
    * not a fault of its own.
    */
   private answeredSentAt = 0
+  /** When the last failure without an answer came. */
+  private noAnswerAt = 0
   /** Records handed over per second (measured over ~250 ms), for Little's law. */
   private arrivals = 0
   private arrivalsAt = 0
@@ -305,6 +311,7 @@ export class Transport implements AttemptOwner {
           body: batchBody(records),
           headers: this.batchHeaders,
           attempts: 0,
+          spared: 0,
           round: 0,
           sentAt: 0,
         }
@@ -333,6 +340,7 @@ export class Transport implements AttemptOwner {
       body: rec.body,
       headers: ['content-type', 'application/json', 'user-agent', this.userAgent, 'idempotency-key', this.keyOf(rec)],
       attempts: 0,
+      spared: 0,
       round: 0,
       sentAt: 0,
     }
@@ -350,7 +358,11 @@ export class Transport implements AttemptOwner {
     const attempt = new Attempt(this, s, saturated, wantsBatchHeader)
     this.deadlines.start(attempt, now)
     let via = this.dispatcher
-    if (!via) via = attempt.client = (this.connections as Connections).take()
+    if (!via) {
+      const connections = this.connections as Connections
+      via = attempt.client = connections.take()
+      attempt.reused = connections.reuses(attempt.client)
+    }
     attempt.dispatch(via, { origin: this.origin, path: s.path, method: 'POST', headers: s.headers, body: s.body })
   }
 
@@ -371,7 +383,7 @@ export class Transport implements AttemptOwner {
     const status = attempt.status
     let failure: AttemptFailure | undefined
     if (error !== undefined || status === 0) {
-      failure = { error, timedOut: attempt.timedOut }
+      failure = { error, timedOut: attempt.timedOut, stale: attempt.reused && !attempt.timedOut }
     } else {
       if (attempt.batchHeader !== undefined && status < 500 && this.batchAllowed && this.batchLimits === undefined)
         this.batchLimits = parseBatchHeader(attempt.batchHeader)
@@ -483,7 +495,20 @@ export class Transport implements AttemptOwner {
     }
     // No answer: refused, reset, socket error, or the deadline.
     const connect = isConnectError(f.error)
+    if (f.stale && !connect) {
+      // A kept-alive socket the service had closed: again at once, on another connection (this
+      // one reconnects), spending no attempt. Its idempotency key makes a resend safe; it cannot
+      // loop, since a socket that failed is not reused.
+      s.attempts--
+      this.counters.retried += s.records.length
+      this.returned.push(s)
+      this.returnedRecords += s.records.length
+      this.retryEvent(s, f, 0)
+      return
+    }
     if (!connect) this.limiter.onCongestion(s.sentAt, now)
+    const burst = now - this.noAnswerAt < NO_ANSWER_BURST_MS
+    this.noAnswerAt = now
     if (connect || this.answeredSentAt <= s.sentAt) {
       // Nothing sent after this request was answered: the service is unreachable (or went away
       // while it was in flight), not this request's fault. Hold everything (one gate step per
@@ -491,6 +516,14 @@ export class Transport implements AttemptOwner {
       s.attempts--
       if (s.round === this.gate.round) this.gate.close(now, backoffDelay(++this.gate.connectFailures, this.gateRetry))
       this.hold(s, f, now)
+      return
+    }
+    if (burst && s.spared < MAX_SPARED) {
+      // Others failed the same way within the last second (a service restarting, flapping,
+      // dropping its connections): retried with backoff, spending no attempt.
+      s.attempts--
+      s.spared++
+      this.later(s, f, backoffDelay(s.spared, this.gateRetry))
       return
     }
     if (s.attempts >= this.retry.maxAttempts) {
