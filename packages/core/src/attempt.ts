@@ -2,8 +2,10 @@ import type { Client, Dispatcher } from 'undici'
 import type { Timed } from './deadlines'
 import type { Shipment } from './transport-types'
 
-/** Most bytes of an answer body read: a batch's results (500 small objects), or the text an error quotes. */
-const MAX_BODY_BYTES = 4 * 1024 * 1024
+/** Most bytes of a batch answer read (its results: 500 small objects). */
+const MAX_RESULTS_BYTES = 4 * 1024 * 1024
+/** Most bytes of an error answer read (errors quote its first 500 characters). */
+const MAX_ERROR_BYTES = 4 * 1024
 
 /** The cause of an attempt cut by its deadline (`timedOut` says so too). */
 export class DeadlineExceeded extends Error {
@@ -39,6 +41,7 @@ export class Attempt implements Timed {
   private abort: ((err?: Error) => void) | undefined = undefined
   private chunks: Buffer[] | undefined = undefined
   private bodyBytes = 0
+  private maxBodyBytes = 0
   private done = false
 
   constructor(
@@ -81,12 +84,16 @@ export class Attempt implements Timed {
           this.batchHeader ??= String(raw[i + 1])
       }
     }
-    if (this.shipment.batch || status < 200 || status >= 300) this.chunks = []
+    const ok = status >= 200 && status < 300
+    if (this.shipment.batch || !ok) {
+      this.chunks = []
+      this.maxBodyBytes = ok ? MAX_RESULTS_BYTES : MAX_ERROR_BYTES
+    }
     return true
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.chunks && this.bodyBytes < MAX_BODY_BYTES) {
+    if (this.chunks && this.bodyBytes < this.maxBodyBytes) {
       this.chunks.push(chunk)
       this.bodyBytes += chunk.length
     }
