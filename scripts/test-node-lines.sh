@@ -5,8 +5,8 @@
 # the Node version first and the line's "N passed, N failed" last. Exits 1 when any line fails.
 #   bash scripts/test-node-lines.sh               every line of scripts/node-matrix.json
 #   bash scripts/test-node-lines.sh 24.21.0       just that one
-#   NODE_LINE_WORKERS=1 bash scripts/test-node-lines.sh   one vitest worker per line (default 2:
-#                                                 the suites mostly wait on sockets and timers)
+#   NODE_LINE_WORKERS=2 bash scripts/test-node-lines.sh   two vitest workers per line (default 1:
+#                       beside the system Node's run the 2 cores are already busy; 2 gave no gain)
 # pnpm verify runs it alongside the system Node's run. The suites listed in node-matrix.json's
 # "systemNodeOnly" (real browser, resilience harness, README type-check) stay on the system Node.
 set -euo pipefail
@@ -25,7 +25,7 @@ for ver in "${lines[@]}"; do
     # collectors, bots) run on this Node; native-addons.cjs gives them its better-sqlite3 build.
     # CONVOTRACK_NODE_LINE: vitest.config.ts leaves out the system-Node-only suites.
     PATH="$bin:$PATH" NODE_OPTIONS="--require $root/scripts/native-addons.cjs ${NODE_OPTIONS:-}" \
-      CONVOTRACK_NODE_LINE="$ver" node node_modules/vitest/vitest.mjs run --maxWorkers="${NODE_LINE_WORKERS:-2}" \
+      CONVOTRACK_NODE_LINE="$ver" node node_modules/vitest/vitest.mjs run --maxWorkers="${NODE_LINE_WORKERS:-1}" \
       --reporter=default --reporter=json "--outputFile.json=test-results-node-v$ver.json"
   ) >".node-lines/tests-$ver.log" 2>&1 &
   pid[$ver]=$!
