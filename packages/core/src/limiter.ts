@@ -1,7 +1,7 @@
 /**
  * Adaptive concurrency: how many requests may be in flight. AIMD with a slow start, checked
- * round by round against the delivery rate (the TCP Reno / BBR ideas, as in Netflix's
- * concurrency-limits):
+ * round trip by round trip against the delivery rate (the TCP Reno / BBR ideas, as in
+ * Netflix's concurrency-limits; why not a latency-gradient limiter: see the core README):
  *
  * - it grows only while records wait for a free slot (the limit is what holds delivery back):
  *   +1 per success below the slow-start threshold (doubles per round trip), +1/limit above it;
@@ -10,8 +10,9 @@
  *   4× the round's limit (a burst's arrival rate is not a rate the service can take: the round
  *   that follows checks what the jump was worth);
  * - every round trip the delivery rate is checked: when the limit has grown by a quarter or
- *   more since the last checked round and it did not deliver at least 10 % more (a service or a loopback that is CPU-bound, where more sockets only cost), the
- *   limit goes back and holds for 5 s;
+ *   more since the last checked round and it did not deliver at least 10 % more (a service or
+ *   a loopback that is CPU-bound, where more sockets only cost), the limit goes back to the
+ *   smaller one and holds for 5 s;
  * - it halves when more than a quarter of a round trip's answers are congestion signals (a
  *   timeout, a 5xx, a reset: a minority is the service's own errors, which more or fewer
  *   requests in flight would not change), at most once per round trip. A round without a cut
@@ -49,7 +50,8 @@ export class ConcurrencyLimiter {
   }
 
   /**
-   * A request answered after `latencyMs`. `saturated`: every slot was taken when it left and
+   * A request sent at `sentAt` (ms since the epoch) answered after `latencyMs`. `saturated`:
+   * every slot was taken when it left and
    * records are waiting for one, so more concurrency could have sent more. `backlogged`:
    * records are waiting (the round's rate is what the limit delivers, not what was offered).
    */
