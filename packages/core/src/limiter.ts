@@ -51,9 +51,9 @@ export class ConcurrencyLimiter {
 
   /**
    * A request sent at `sentAt` (ms since the epoch) answered after `latencyMs`. `saturated`:
-   * every slot was taken when it left and
-   * records are waiting for one, so more concurrency could have sent more. `backlogged`:
-   * records are waiting (the round's rate is what the limit delivers, not what was offered).
+   * every slot was taken when it left and records are waiting for one, so more concurrency
+   * could have sent more. `backlogged`: records are waiting (the round's rate is what the limit
+   * delivers, not what was offered).
    */
   onSuccess(
     latencyMs: number,
