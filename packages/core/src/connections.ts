@@ -27,11 +27,6 @@ export class Connections {
     private readonly options: Client.Options,
   ) {}
 
-  /** Connections open or opening (idle and busy). */
-  get size(): number {
-    return this.all.size
-  }
-
   /** A connection for one request: the warmest idle one, else a new one. */
   take(): Client {
     const warm = this.idle.pop()

@@ -500,10 +500,7 @@ export class Transport implements AttemptOwner {
       // one reconnects), spending no attempt. Its idempotency key makes a resend safe; it cannot
       // loop, since a socket that failed is not reused.
       s.attempts--
-      this.counters.retried += s.records.length
-      this.returned.push(s)
-      this.returnedRecords += s.records.length
-      this.retryEvent(s, f, 0)
+      this.hold(s, f, now)
       return
     }
     if (!connect) this.limiter.onCongestion(s.sentAt, now)

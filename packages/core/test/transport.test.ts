@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { type ConvotrackError, createTracker, DroppedRecordError, type Tracker, TransportError } from '@convotrack/core'
-import { Agent } from 'undici'
+import { Agent, type Dispatcher } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
@@ -57,7 +57,16 @@ describe('delivery', () => {
   })
 
   it("through a dispatcher of the user's (an undici Agent): every record, its headers and the retries", async () => {
-    const agent = new Agent({ keepAliveTimeout: 1_000 })
+    // The real Agent, counting what goes through it: the records must travel through the user's
+    // dispatcher, not the tracker's own connections.
+    let dispatched = 0
+    class CountingAgent extends Agent {
+      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        dispatched++
+        return super.dispatch(options, handler)
+      }
+    }
+    const agent = new CountingAgent({ keepAliveTimeout: 1_000 })
     try {
       tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, dispatcher: agent, retry: fast })
       sink.faults.error500 = 0.2
@@ -65,6 +74,7 @@ describe('delivery', () => {
       expect(await tracker.flush(10_000)).toMatchObject({ delivered: true, sent: 50, failed: 0 })
       expect(ids()).toEqual(sent)
       expect(tracker.stats().retried).toBeGreaterThan(0)
+      expect(dispatched).toBe(sink.requests)
       expect(sink.records[0]?.headers['idempotency-key']).toMatch(/^[0-9a-f]{16}\.[0-9a-z]+$/)
       expect(sink.records[0]?.headers['user-agent']).toMatch(/^convotrack-node\//)
     } finally {
