@@ -6,6 +6,7 @@
 // sum as the last line: a failure on any Node line is a failure. A run whose JSON is missing
 // (it crashed, or never started) counts as one failure; so does a test file that failed to load.
 import { existsSync, readFileSync } from 'node:fs'
+import { relative } from 'node:path'
 
 const matrix = JSON.parse(readFileSync(new URL('./node-matrix.json', import.meta.url), 'utf8'))
 const args = process.argv.slice(2)
@@ -20,6 +21,20 @@ const runs = (
   const at = a.lastIndexOf('=')
   return at < 0 ? { label: a, file: a } : { label: a.slice(0, at), file: a.slice(at + 1) }
 })
+
+// Each failure by name first (a CI log may keep only its last lines): the run, the file, the
+// test, and the first lines of its message.
+for (const { label, file } of runs) {
+  if (!existsSync(file)) continue
+  for (const f of JSON.parse(readFileSync(file, 'utf8')).testResults ?? []) {
+    const failedTests = (f.assertionResults ?? []).filter((a) => a.status === 'failed')
+    const name = relative(process.cwd(), f.name)
+    if (f.status === 'failed' && failedTests.length === 0)
+      console.log(`FAILED ${label} ${name} (the file failed to run)\n${excerpt(f.message)}`)
+    for (const a of failedTests)
+      console.log(`FAILED ${label} ${name} > ${a.fullName}\n${excerpt(a.failureMessages?.[0])}`)
+  }
+}
 
 const total = { passed: 0, failed: 0, skipped: 0 }
 const line = (c) => `${c.passed} passed, ${c.failed} failed${c.skipped ? `, ${c.skipped} skipped` : ''}`
@@ -44,4 +59,12 @@ function count(file) {
     failed: r.numFailedTests + brokenFiles,
     skipped: (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0),
   }
+}
+
+function excerpt(message) {
+  const lines = String(message ?? '')
+    .split('\n')
+    .filter((l) => !/^\s+at /.test(l))
+    .slice(0, 8)
+  return lines.map((l) => `    ${l.slice(0, 400)}`).join('\n')
 }

@@ -89,7 +89,14 @@ describe('delivery engine, default options', () => {
   it('a flapping host (refusing and accepting every 150 ms): all delivered in order, no attempts burnt', async () => {
     svc = await startFakeService()
     const s = svc
-    tracker = createTracker({ apiKey: 'k', baseUrl: s.url, retry: { maxAttempts: 2 } })
+    // What failed, and how, is part of the failure message (a CI log is all we get).
+    const errors: string[] = []
+    tracker = createTracker({
+      apiKey: 'k',
+      baseUrl: s.url,
+      retry: { maxAttempts: 2 },
+      onError: (e) => errors.push(`${e.name}: ${e.message}`),
+    })
     let down = false
     const flap = setInterval(() => {
       down = !down
@@ -105,7 +112,12 @@ describe('delivery engine, default options', () => {
       clearInterval(flap)
     }
     if (down) await s.up()
-    expect(await tracker.flush(20_000)).toMatchObject({ delivered: true, sent: 500, failed: 0 })
+    const result = await tracker.flush(20_000)
+    expect(result, `${JSON.stringify(result)}\n${errors.slice(0, 5).join('\n')}`).toMatchObject({
+      delivered: true,
+      sent: 500,
+      failed: 0,
+    })
     const byUser = new Map<string, number[]>()
     for (const r of s.stored)
       byUser.set(r.body.userId as string, [...(byUser.get(r.body.userId as string) ?? []), Number(r.body.text)])
