@@ -48,9 +48,8 @@ const counts = runs.map(({ label, file }) => {
 })
 const line = (c) => `${c.passed} passed, ${c.failed} failed${c.skipped ? `, ${c.skipped} skipped` : ''}`
 if (runs.length > 1)
-  runs.forEach(({ label, file }, i) =>
-    console.log(`  ${label}: ${line(counts[i])}${existsSync(file) ? '' : ` (${file} missing: the run did not finish)`}`),
-  )
+  for (const [i, { label, file }] of runs.entries())
+    console.log(`  ${label}: ${line(counts[i])}${existsSync(file) ? '' : ` (${file} missing: the run did not finish)`}`)
 console.log(line(total))
 if (check && total.failed > 0) process.exit(1)
 
@@ -75,7 +74,9 @@ function count(label, file) {
       if (f2 && !fileFailed(f2)) {
         const passedAgain = (f2.assertionResults ?? []).filter((a) => a.status === 'passed').length
         c.passed += passedAgain
-        console.log(`FLAKY ${label} ${name} (the file failed to run; on the rerun ${passedAgain} passed)\n${excerpt(f.message)}`)
+        console.log(
+          `FLAKY ${label} ${name} (the file failed to run; on the rerun ${passedAgain} passed)\n${excerpt(f.message)}`,
+        )
       } else {
         c.failed++
         console.log(`FAILED ${label} ${name} (the file failed to run)\n${excerpt(f2?.message ?? f.message)}`)
@@ -86,7 +87,9 @@ function count(label, file) {
       const a2 = f2?.assertionResults?.find((x) => x.fullName === a.fullName)
       if (a2?.status === 'passed') {
         c.passed++
-        console.log(`FLAKY ${label} ${name} > ${a.fullName} (failed, then passed on the rerun)\n${excerpt(a.failureMessages?.[0])}`)
+        console.log(
+          `FLAKY ${label} ${name} > ${a.fullName} (failed, then passed on the rerun)\n${excerpt(a.failureMessages?.[0])}`,
+        )
       } else {
         c.failed++
         console.log(
