@@ -61,7 +61,8 @@ prep_pid[checks]=$checks_pid
 
 rm -f test-results*.json .node-lines/tests-*.exit
 status=0
-# Each run: "label=JSON report=Node (system or a line)=vitest exit code file".
+# Each run: "label=its JSON report=its Node" (system, or a line's version: .node-lines/tests-NODE.exit
+# holds its vitest exit code).
 runs=()
 
 # The other Node lines run side by side with the system Node's run: the suites mostly wait on
@@ -114,7 +115,7 @@ for run in "${runs[@]}"; do
   [ "$code" -eq 0 ] && continue
   mapfile -t failed < <(node scripts/test-summary.mjs --failed-files "$json")
   if [ "${#failed[@]}" -eq 0 ]; then
-    echo "$label: vitest exited with $code and no test failed (an unhandled error, or the run crashed): see its output above"
+    echo "$label: vitest exited with $code and no test failed (an unhandled error, or the run crashed or never started): see its output above"
     status=1
     continue
   fi
