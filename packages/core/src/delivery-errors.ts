@@ -38,7 +38,7 @@ export function toTransportError(
 ): TransportError {
   if (f.status !== undefined) {
     const what = retryable
-      ? `gave up after ${attempts} attempts`
+      ? `gave up after ${plural(attempts, 'attempt')}`
       : 'not retried (client error: fix the record or the key)'
     return new TransportError(
       `http_${f.status}`,
@@ -52,7 +52,7 @@ export function toTransportError(
   const reason = timeout ? `no answer within ${timeoutMs} ms` : (err?.code ?? err?.message ?? 'network error')
   return new TransportError(
     timeout ? 'timeout' : 'network',
-    `tracking service unreachable (${reason}); ${attempts} attempts`,
+    `tracking service unreachable (${reason}); ${plural(attempts, 'attempt')}`,
     undefined,
     attempts,
     f.error,
@@ -67,4 +67,8 @@ export function refusedRecordError(
   const code = typeof e?.code === 'string' && e.code ? e.code : 'refused'
   const message = typeof e?.message === 'string' ? e.message : 'refused by the tracking service'
   return new RefusedRecordError(code, message, typeof e?.path === 'string' ? e.path : '', attempts)
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
 }

@@ -80,6 +80,11 @@ export class Transport implements AttemptOwner {
   private answeredSentAt = 0
   /** When the last failure without an answer came. */
   private noAnswerAt = 0
+  /**
+   * The shipment of that failure, if it spent an attempt: when another failure without an answer
+   * follows within {@link NO_ANSWER_BURST_MS}, it was the first of a burst and gets it back.
+   */
+  private lone: Shipment | undefined
   /** Records handed over per second (measured over ~250 ms), for Little's law. */
   private arrivals = 0
   private arrivalsAt = 0
@@ -506,6 +511,13 @@ export class Transport implements AttemptOwner {
     if (!connect) this.limiter.onCongestion(s.sentAt, now)
     const burst = now - this.noAnswerAt < NO_ANSWER_BURST_MS
     this.noAnswerAt = now
+    const lone = this.lone
+    this.lone = undefined
+    if (burst && lone !== undefined && lone !== s && lone.spared < MAX_SPARED) {
+      // The first failure of this burst could not know it was one: its attempt back.
+      lone.attempts--
+      lone.spared++
+    }
     if (connect || this.answeredSentAt <= s.sentAt) {
       // Nothing sent after this request was answered: the service is unreachable (or went away
       // while it was in flight), not this request's fault. Hold everything (one gate step per
@@ -523,8 +535,11 @@ export class Transport implements AttemptOwner {
       this.later(s, f, backoffDelay(s.spared, this.gateRetry))
       return
     }
+    // Alone so far: the attempt counts, unless another failure without an answer follows within
+    // the burst window. On the last attempt the verdict waits for that window.
+    this.lone = s
     if (s.attempts >= this.retry.maxAttempts) {
-      this.fail(s, f, true)
+      this.later(s, f, NO_ANSWER_BURST_MS, true)
       return
     }
     this.later(s, f, backoffDelay(s.attempts, this.retry))
@@ -538,19 +553,34 @@ export class Transport implements AttemptOwner {
     this.retryEvent(s, f, Math.max(0, this.gate.until - now))
   }
 
-  /** Retried after `delay` ms. */
-  private later(s: Shipment, f: AttemptFailure, delay: number): void {
-    this.counters.retried += s.records.length
-    this.retrying += s.records.length
+  /**
+   * Retried after `delay` ms. With `judge` (its last attempt failed, alone so far) it fails then,
+   * unless a burst gave the attempt back meanwhile: then it is retried at once.
+   */
+  private later(s: Shipment, f: AttemptFailure, delay: number, judge = false): void {
+    const n = s.records.length
+    this.retrying += n
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer)
-      this.retrying -= s.records.length
+      this.retrying -= n
+      if (judge) {
+        if (this.lone === s) this.lone = undefined
+        if (s.attempts >= this.retry.maxAttempts) {
+          this.fail(s, f, true)
+          this.afterSettle()
+          return
+        }
+        this.counters.retried += n
+        this.retryEvent(s, f, 0)
+      }
       this.returned.push(s)
-      this.returnedRecords += s.records.length
+      this.returnedRecords += n
       this.pump()
     }, delay)
     if (this.waiters.size === 0) timer.unref()
     this.retryTimers.set(timer, s)
+    if (judge) return
+    this.counters.retried += n
     this.retryEvent(s, f, delay)
   }
 

@@ -17,6 +17,16 @@ afterEach(async () => {
 
 const log = (t: Tracker) => (i: number, userId: string) => t.universal.logIncoming({ text: `m${i}`, userId })
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function until(ok: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`not true within ${timeoutMs} ms: ${ok}`)
+    await sleep(5)
+  }
+}
+
 function storedOnce(s: FakeService, n: number): void {
   expect(s.stored).toHaveLength(n)
   expect(new Set(s.stored.map((r) => r.body.text)).size).toBe(n)
@@ -122,6 +132,57 @@ describe('delivery engine, default options', () => {
     for (const r of s.stored)
       byUser.set(r.body.userId as string, [...(byUser.get(r.body.userId as string) ?? []), Number(r.body.text)])
     for (const seq of byUser.values()) expect(seq).toEqual([...seq].sort((a, b) => a - b))
+  })
+
+  it('the first failure of a burst gets its attempt back: one reset, then the service goes away and returns: delivered', async () => {
+    let resets = 0
+    svc = await startFakeService({}, { hangUp: (raw) => (raw.includes('"first"') && resets++ === 0 ? 200 : undefined) })
+    const s = svc
+    const errors: string[] = []
+    // One attempt: a failure that spends it is a failed record.
+    tracker = createTracker({
+      apiKey: 'k',
+      baseUrl: s.url,
+      retry: { maxAttempts: 1 },
+      onError: (e) => errors.push(e.message),
+    })
+    tracker.universal.logIncoming({ text: 'first', userId: 'a' })
+    await sleep(30)
+    // Sent after "first" and answered before it fails: the service was answering, so the reset
+    // of "first" (on a fresh connection) looks like its own fault at the time it comes.
+    tracker.universal.logIncoming({ text: 'second', userId: 'b' })
+    await until(() => s.stored.length === 1)
+    await until(() => resets === 1 && tracker?.stats().inFlight === 0)
+    expect(tracker.stats()).toMatchObject({ failed: 0, retrying: 1 }) // alone so far: the verdict waits
+    // Within the burst window the service goes away: "third" is refused, so "first" was the
+    // first failure of a burst.
+    await s.down()
+    tracker.universal.logIncoming({ text: 'third', userId: 'c' })
+    await sleep(300)
+    await s.up()
+    const result = await tracker.flush(10_000)
+    expect(result, `${JSON.stringify(result)}\n${errors.join('\n')}`).toMatchObject({
+      delivered: true,
+      sent: 3,
+      failed: 0,
+    })
+    expect(s.stored.map((r) => r.body.text).sort()).toEqual(['first', 'second', 'third'])
+  })
+
+  it('a reset alone (the service answers before and after) spends the attempt: the record fails once the burst window has passed', async () => {
+    svc = await startFakeService({}, { hangUp: (raw) => (raw.includes('"poison"') ? 300 : undefined) })
+    const s = svc
+    const errors: ConvotrackError[] = []
+    tracker = createTracker({ apiKey: 'k', baseUrl: s.url, retry: { maxAttempts: 1 }, onError: (e) => errors.push(e) })
+    tracker.universal.logIncoming({ text: 'poison', userId: 'a' })
+    await sleep(10)
+    // Sent after "poison" and answered long before its reset (300 ms): the service is up.
+    tracker.universal.logIncoming({ text: 'fine', userId: 'b' })
+    const result = await tracker.flush(10_000)
+    expect(result).toMatchObject({ delivered: false, pending: 0, sent: 1, failed: 1 })
+    expect(s.stored.map((r) => r.body.text)).toEqual(['fine'])
+    expect(errors).toHaveLength(1)
+    expect(errors[0]?.message).toBe('tracking service unreachable (UND_ERR_SOCKET); 1 attempt')
   })
 
   it('a burst of 21 000 records from 10 callers, no pacing: all delivered with defaults, nothing dropped', async () => {

@@ -39,6 +39,11 @@ export interface Faults {
   silent?: boolean
   /** Store the request's records, then destroy the socket without answering (this many times). */
   loseAnswers?: number
+  /**
+   * Per request, from its raw body: a number of ms after which its socket is destroyed, with
+   * nothing stored and no answer (a reset); undefined to serve it as usual.
+   */
+  hangUp?: (raw: string) => number | undefined
 }
 
 export interface FakeService {
@@ -137,6 +142,11 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     req.on('end', () => {
       const f = svc.faults
       if (f.silent) return
+      const hangUpMs = f.hangUp?.(Buffer.concat(chunks).toString('utf8'))
+      if (hangUpMs !== undefined) {
+        setTimeout(() => req.socket.destroy(), hangUpMs)
+        return
+      }
       const answer = () => {
         const url = new URL(req.url ?? '/', 'http://x')
         const advertise: Record<string, string> = options.batch
