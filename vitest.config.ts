@@ -10,7 +10,7 @@ const alias = Object.fromEntries(
 )
 
 // On the other Node lines (scripts/test-node-lines.sh sets CONVOTRACK_NODE_LINE) the suites listed
-// in scripts/node-matrix.json (real browser, resilience harness, README type-check) are left to
+// in scripts/node-matrix.json (real browser, resilience, fuzz, volume, README type-check) are left to
 // the system Node. (vitest's CLI --exclude does not reach into `projects`.)
 const matrix = JSON.parse(readFileSync(new URL('./scripts/node-matrix.json', import.meta.url), 'utf8')) as {
   systemNodeOnly: string[]

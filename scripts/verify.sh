@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it: lint, typecheck, build, package quality, API docs, tests —
 # every suite on the system Node (20), then the unit and integration suites on each Node line of
-# scripts/node-matrix.json (22, 24; the browser and resilience suites run on the system Node only).
+# scripts/node-matrix.json (22, 24; the browser, resilience, fuzz and volume suites run on the system Node only).
 # Test files with a failed test run once more when everything else is done (see the end): a test
 # that then passes is printed FLAKY by name, one that fails again fails verify.
 # Usage: pnpm verify   (after pnpm install)

@@ -1,23 +1,13 @@
 /**
  * Data lifecycle on a real collector, on SQLite and on a real PostgreSQL: erasure of one end
  * user with the live feed open (on PostgreSQL: also the feed of a second collector on the same
- * database), retention sweeps, and the NDJSON export of 100 000 records read as fast as the
- * client takes them (bounded memory).
+ * database) and retention sweeps. The NDJSON export of 100 000 records is in
+ * lifecycle-export.volume.test.ts.
  */
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import {
-  type Collector,
-  normalizeRecord,
-  PgRecordStore,
-  type RecordStore,
-  SqliteRecordStore,
-  type StoredRecord,
-  startCollector,
-} from '@convotrack/collector'
+import { type Collector, type RecordStore, startCollector } from '@convotrack/collector'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { eraseUserVerb } from '../src/cli-verbs'
+import { addAt, backends } from './support/backends'
 import { type PostgresServer, startPostgres } from './support/postgres'
 import { openStream, type Receiver, say, startReceiver } from './support/team'
 
@@ -44,49 +34,13 @@ afterAll(async () => {
   await server?.destroy()
 })
 
-interface Backend {
-  name: string
-  /** Where a collector keeps its records: `{ db }` for startCollector (a fresh database each call). */
-  db(): Promise<string | undefined>
-  /** A fresh store (closed after the test). */
-  store(): Promise<RecordStore>
-  /** A database the erase-user CLI verb can open, holding what `fill` put there. */
-  cliDb(): Promise<string>
-  /** Opens the `cliDb` again (another store on the same data). */
-  open(db: string): Promise<RecordStore>
-}
-
-const BACKENDS: Backend[] = [
-  {
-    name: 'SQLite',
-    db: async () => undefined,
-    store: async () => new SqliteRecordStore(':memory:'),
-    cliDb: async () => join(mkdtempSync(join(tmpdir(), 'ct-erase-')), 'records.db'),
-    open: async (db) => new SqliteRecordStore(db),
-  },
-  {
-    name: 'PostgreSQL',
-    db: () => (server as PostgresServer).createDatabase(),
-    store: async () => PgRecordStore.open(await (server as PostgresServer).createDatabase()),
-    cliDb: () => (server as PostgresServer).createDatabase(),
-    open: (db) => PgRecordStore.open(db),
-  },
-]
+const BACKENDS = backends(() => server)
 
 const ADMIN = { authorization: 'Bearer tok_admin_0123456789abcdef' }
 const get = async <T>(path: string): Promise<T> => {
   const res = await fetch(`${collector?.url}${path}`, { headers: ADMIN })
   expect(res.status, path).toBe(200)
   return (await res.json()) as T
-}
-
-/** Stores a universal incoming message received at `receivedAt` straight into the store. */
-function addAt(store: RecordStore, bot: string, userId: string, text: string, receivedAt: number) {
-  const body = { text, userId }
-  return store.add(
-    { bot, platform: 'universal', type: 'incoming', v: '11.1.0-rest', raw: JSON.stringify(body), receivedAt },
-    normalizeRecord('universal', 'incoming', body),
-  )
 }
 
 describe.each(BACKENDS)('on $name', (backend) => {
@@ -262,86 +216,5 @@ describe.each(BACKENDS)('on $name', (backend) => {
         /retainDays must be a positive number/,
       )
     })
-  })
-
-  describe('export', () => {
-    it('streams 100 000 records as NDJSON, reading the store only as fast as the client takes lines', async () => {
-      const inner = await backend.store()
-      stores.push(inner)
-      let produced = 0
-      const store = new Proxy(inner, {
-        get(target, prop, receiver) {
-          if (prop === 'exportUser')
-            return async function* (bot: string, user: string): AsyncIterable<StoredRecord> {
-              for await (const r of target.exportUser(bot, user)) {
-                produced++
-                yield r
-              }
-            }
-          return Reflect.get(target, prop, receiver)
-        },
-      })
-      const N = 100_000
-      const now = Date.now()
-      for (let i = 0; i < N; i += 5000)
-        await Promise.all(
-          Array.from({ length: Math.min(5000, N - i) }, (_, j) =>
-            addAt(
-              store,
-              'shop',
-              j % 10 === 9 ? 'someone-else' : 'big',
-              `message number ${i + j} ${'x'.repeat(100)}`,
-              now,
-            ),
-          ),
-        )
-      for (let i = 0; i < 10_000; i += 1000)
-        await Promise.all(
-          Array.from({ length: 1000 }, (_, j) => addAt(store, 'shop', 'big', `extra ${i + j} ${'y'.repeat(100)}`, now)),
-        )
-      collector = await startCollector({ port: 0, log: false, store })
-      const res = await fetch(`${collector.url}/api/export?bot=shop&user=big`)
-      expect(res.status).toBe(200)
-      expect(res.headers.get('content-type')).toMatch(/application\/x-ndjson/)
-      const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-      const first = await reader.read()
-      expect(first.done).toBe(false)
-      // The client stops reading: the server must stop reading the store soon after (socket buffers full).
-      let last = -1
-      await expect
-        .poll(
-          async () => {
-            const stable = produced === last
-            last = produced
-            await new Promise((r) => setTimeout(r, 100))
-            return stable
-          },
-          { timeout: 10_000, interval: 50 },
-        )
-        .toBe(true)
-      expect(produced).toBeLessThan(N / 2)
-      let buffer = new TextDecoder().decode(first.value)
-      let lines = 0
-      let lastId = 0
-      let ordered = true
-      const decoder = new TextDecoder()
-      for (;;) {
-        const nl = buffer.lastIndexOf('\n')
-        for (const line of buffer.slice(0, nl + 1).split('\n')) {
-          if (!line) continue
-          const rec = JSON.parse(line) as { id: number; bot: string; raw: { userId: string } }
-          if (rec.id <= lastId || rec.bot !== 'shop' || rec.raw.userId !== 'big') ordered = false
-          lastId = rec.id
-          lines++
-        }
-        buffer = buffer.slice(nl + 1)
-        const { value, done } = await reader.read()
-        if (done) break
-        buffer += decoder.decode(value, { stream: true })
-      }
-      expect(ordered).toBe(true)
-      expect(lines).toBe(N - N / 10 + 10_000)
-      expect(produced).toBe(lines)
-    }, 120_000)
   })
 })

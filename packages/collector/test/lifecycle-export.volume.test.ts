@@ -1,0 +1,114 @@
+/**
+ * Volume: the NDJSON export of 100 000 records of one end user, on SQLite and on a real
+ * PostgreSQL, read from the store only as fast as the client takes the lines (bounded memory).
+ * On the system Node only (scripts/node-matrix.json: every `.volume.test.ts` file); the rest
+ * of the data lifecycle is in lifecycle.test.ts.
+ */
+import { type Collector, type RecordStore, type StoredRecord, startCollector } from '@convotrack/collector'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { backends, recordAt } from './support/backends'
+import { type PostgresServer, startPostgres } from './support/postgres'
+
+let collector: Collector | undefined
+const stores: RecordStore[] = []
+afterEach(async () => {
+  await collector?.close()
+  for (const s of stores.splice(0)) await s.close()
+  collector = undefined
+})
+
+let server: PostgresServer | undefined
+beforeAll(async () => {
+  server = await startPostgres()
+}, 60_000)
+afterAll(async () => {
+  await server?.destroy()
+})
+
+describe.each(backends(() => server))('on $name', (backend) => {
+  describe('export', () => {
+    it('streams 100 000 records as NDJSON, reading the store only as fast as the client takes lines', async () => {
+      const inner = await backend.store()
+      stores.push(inner)
+      let produced = 0
+      const store = new Proxy(inner, {
+        get(target, prop, receiver) {
+          if (prop === 'exportUser')
+            return async function* (bot: string, user: string): AsyncIterable<StoredRecord> {
+              for await (const r of target.exportUser(bot, user)) {
+                produced++
+                yield r
+              }
+            }
+          return Reflect.get(target, prop, receiver)
+        },
+      })
+      const N = 100_000
+      const now = Date.now()
+      // Seeded in batches (one transaction each): 100 000 "big" or "someone-else" records, then
+      // 10 000 more of "big".
+      const rows = (from: number, to: number, user: (i: number) => string, text: (i: number) => string) =>
+        Array.from({ length: to - from }, (_, k) => recordAt('shop', user(from + k), text(from + k), now))
+      for (let i = 0; i < N; i += 5000)
+        await store.addMany(
+          rows(
+            i,
+            Math.min(N, i + 5000),
+            (n) => (n % 10 === 9 ? 'someone-else' : 'big'),
+            (n) => `message number ${n} ${'x'.repeat(100)}`,
+          ),
+        )
+      await store.addMany(
+        rows(
+          0,
+          10_000,
+          () => 'big',
+          (n) => `extra ${n} ${'y'.repeat(100)}`,
+        ),
+      )
+      collector = await startCollector({ port: 0, log: false, store })
+      const res = await fetch(`${collector.url}/api/export?bot=shop&user=big`)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toMatch(/application\/x-ndjson/)
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+      const first = await reader.read()
+      expect(first.done).toBe(false)
+      // The client stops reading: the server must stop reading the store soon after (socket buffers full).
+      let last = -1
+      await expect
+        .poll(
+          async () => {
+            const stable = produced === last
+            last = produced
+            await new Promise((r) => setTimeout(r, 100))
+            return stable
+          },
+          { timeout: 10_000, interval: 50 },
+        )
+        .toBe(true)
+      expect(produced).toBeLessThan(N / 2)
+      let buffer = new TextDecoder().decode(first.value)
+      let lines = 0
+      let lastId = 0
+      let ordered = true
+      const decoder = new TextDecoder()
+      for (;;) {
+        const nl = buffer.lastIndexOf('\n')
+        for (const line of buffer.slice(0, nl + 1).split('\n')) {
+          if (!line) continue
+          const rec = JSON.parse(line) as { id: number; bot: string; raw: { userId: string } }
+          if (rec.id <= lastId || rec.bot !== 'shop' || rec.raw.userId !== 'big') ordered = false
+          lastId = rec.id
+          lines++
+        }
+        buffer = buffer.slice(nl + 1)
+        const { value, done } = await reader.read()
+        if (done) break
+        buffer += decoder.decode(value, { stream: true })
+      }
+      expect(ordered).toBe(true)
+      expect(lines).toBe(N - N / 10 + 10_000)
+      expect(produced).toBe(lines)
+    }, 120_000)
+  })
+})
