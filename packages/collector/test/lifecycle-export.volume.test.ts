@@ -5,9 +5,8 @@
  * of the data lifecycle is in lifecycle.test.ts.
  */
 import { type Collector, type RecordStore, type StoredRecord, startCollector } from '@convotrack/collector'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { backends, recordAt } from './support/backends'
-import { type PostgresServer, startPostgres } from './support/postgres'
 
 let collector: Collector | undefined
 const stores: RecordStore[] = []
@@ -17,15 +16,7 @@ afterEach(async () => {
   collector = undefined
 })
 
-let server: PostgresServer | undefined
-beforeAll(async () => {
-  server = await startPostgres()
-}, 60_000)
-afterAll(async () => {
-  await server?.destroy()
-})
-
-describe.each(backends(() => server))('on $name', (backend) => {
+describe.each(backends())('on $name', (backend) => {
   describe('export', () => {
     it('streams 100 000 records as NDJSON, reading the store only as fast as the client takes lines', async () => {
       const inner = await backend.store()

@@ -5,10 +5,9 @@
  * lifecycle-export.volume.test.ts.
  */
 import { type Collector, type RecordStore, startCollector } from '@convotrack/collector'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { eraseUserVerb } from '../src/cli-verbs'
 import { addAt, backends } from './support/backends'
-import { type PostgresServer, startPostgres } from './support/postgres'
 import { openStream, type Receiver, say, startReceiver } from './support/team'
 
 let collector: Collector | undefined
@@ -25,16 +24,8 @@ afterEach(async () => {
   receiver = undefined
 })
 
-// A real PostgreSQL server for the PostgreSQL runs (each test gets its own database).
-let server: PostgresServer | undefined
-beforeAll(async () => {
-  server = await startPostgres()
-}, 60_000)
-afterAll(async () => {
-  await server?.destroy()
-})
-
-const BACKENDS = backends(() => server)
+// SQLite, and a real PostgreSQL server started for this file (each test gets its own database).
+const BACKENDS = backends()
 
 const ADMIN = { authorization: 'Bearer tok_admin_0123456789abcdef' }
 const get = async <T>(path: string): Promise<T> => {

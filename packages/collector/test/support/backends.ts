@@ -13,7 +13,8 @@ import {
   type RecordStore,
   SqliteRecordStore,
 } from '@convotrack/collector'
-import type { PostgresServer } from './postgres'
+import { afterAll, beforeAll } from 'vitest'
+import { type PostgresServer, startPostgres } from './postgres'
 
 export interface Backend {
   name: string
@@ -27,12 +28,21 @@ export interface Backend {
   open(db: string): Promise<RecordStore>
 }
 
-/** SQLite, and PostgreSQL on the server `pg()` gives (started by the suite's `beforeAll`). */
-export function backends(pg: () => PostgresServer | undefined): Backend[] {
+/**
+ * SQLite, and PostgreSQL on a real server this call starts for the calling test file (its
+ * `beforeAll`; stopped in its `afterAll`). Call it at the top level of a test file.
+ */
+export function backends(): Backend[] {
+  let pg: PostgresServer | undefined
+  beforeAll(async () => {
+    pg = await startPostgres()
+  }, 60_000)
+  afterAll(async () => {
+    await pg?.destroy()
+  })
   const server = () => {
-    const s = pg()
-    if (!s) throw new Error('the PostgreSQL server is not started (beforeAll)')
-    return s
+    if (!pg) throw new Error('the PostgreSQL server is not started (beforeAll)')
+    return pg
   }
   return [
     {
