@@ -54,8 +54,8 @@ function* upsertAll(d: Dialect, deltas: Deltas): Steps {
 
 /**
  * After a batch's messages are stored (incoming NotHandled ones with `nh` = 1): marks the input
- * each outgoing NotHandled reply answered (the thread's latest incoming message before it, by
- * event time then arrival) — once: `nh = 0` in the UPDATE makes a second marking a no-op, even
+ * each outgoing NotHandled reply answered (the thread's latest incoming message stored before
+ * it: what the bot had received when it replied, whatever the event times say) — once: `nh = 0` in the UPDATE makes a second marking a no-op, even
  * from another collector at the same time — then merges the batch's changes into every summary.
  */
 export function* ingestRollups(
@@ -67,25 +67,19 @@ export function* ingestRollups(
   const targets = new Set<number>()
   const messages = d.table('messages')
   if (replies.length > 0) {
-    const lookback = (bot: string, thread: string, ts: string, id: string) =>
+    const lookback = (bot: string, thread: string, id: string) =>
       `SELECT i.id FROM ${messages} i WHERE i.bot = ${bot} AND i.thread = ${thread} AND i.direction = 'incoming'
-         AND (i.ts, i.id) < (${ts}, ${id}) ORDER BY i.ts DESC, i.id DESC LIMIT 1`
+         AND i.id < ${id} ORDER BY i.id DESC LIMIT 1`
     if (d.multiRow) {
       const rows = yield {
-        sql: `SELECT t.id FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS o (bot, thread, ts, id)
-          CROSS JOIN LATERAL (${lookback('o.bot', 'o.thread', 'o.ts', 'o.id')}) t`,
-        params: [
-          replies.map((m) => m.bot),
-          replies.map((m) => m.thread),
-          replies.map((m) => m.ts),
-          replies.map((m) => m.id),
-        ],
+        sql: `SELECT t.id FROM unnest(?::text[], ?::text[], ?::bigint[]) AS o (bot, thread, id)
+          CROSS JOIN LATERAL (${lookback('o.bot', 'o.thread', 'o.id')}) t`,
+        params: [replies.map((m) => m.bot), replies.map((m) => m.thread), replies.map((m) => m.id)],
       }
       for (const r of rows) targets.add(Number(r.id))
     } else {
-      const sql = lookback('?', '?', '?', '?')
-      for (const m of replies)
-        for (const r of yield { sql, params: [m.bot, m.thread, m.ts, m.id] }) targets.add(Number(r.id))
+      const sql = lookback('?', '?', '?')
+      for (const m of replies) for (const r of yield { sql, params: [m.bot, m.thread, m.id] }) targets.add(Number(r.id))
     }
   }
   const byId = new Map(fresh.map((m) => [m.id, m]))
@@ -233,8 +227,8 @@ export function* rebuildRollups(d: Dialect): Steps {
   // Incoming NotHandled messages, and each outgoing NotHandled reply's input.
   yield {
     sql: `UPDATE ${messages} SET nh = 1 WHERE nh = 0 AND ((intent = 'NotHandled' AND direction = 'incoming') OR id IN (
-        SELECT (SELECT i.id FROM ${messages} i WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming'
-                AND (i.ts, i.id) < (o.ts, o.id) ORDER BY i.ts DESC, i.id DESC LIMIT 1)
+        SELECT (SELECT max(i.id) FROM ${messages} i WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming'
+                AND i.id < o.id)
         FROM ${messages} o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing'))`,
     params: [],
   }

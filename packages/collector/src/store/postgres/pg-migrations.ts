@@ -121,10 +121,9 @@ UPDATE convotrack_messages SET event_key = CASE event_type
 DROP INDEX IF EXISTS convotrack_messages_intent;
 DROP INDEX IF EXISTS convotrack_messages_event;
 DROP INDEX IF EXISTS convotrack_messages_user;
-DROP INDEX IF EXISTS convotrack_messages_thread;
 DROP INDEX IF EXISTS convotrack_messages_bot;
 DROP INDEX IF EXISTS convotrack_messages_ts;
--- Transcripts and the NotHandled look-back in event-time order; the firehose and minute buckets by event time.
+-- Transcripts in event-time order (the NotHandled look-back keeps messages_thread: arrival order); the firehose and minute buckets by event time.
 CREATE INDEX IF NOT EXISTS convotrack_messages_thread_ts ON convotrack_messages (bot, thread, ts, id);
 CREATE INDEX IF NOT EXISTS convotrack_messages_ts_id ON convotrack_messages (ts, id);
 CREATE INDEX IF NOT EXISTS convotrack_messages_bot_ts ON convotrack_messages (bot, ts, id);

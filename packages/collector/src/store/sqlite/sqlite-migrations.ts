@@ -116,8 +116,7 @@ UPDATE messages SET event_key = CASE event_type
 DROP INDEX IF EXISTS messages_intent;
 DROP INDEX IF EXISTS messages_event;
 DROP INDEX IF EXISTS messages_user;
-DROP INDEX IF EXISTS messages_thread;
--- Transcripts and the NotHandled look-back in event-time order; the firehose and minute buckets by event time.
+-- Transcripts in event-time order (the NotHandled look-back keeps messages_thread: arrival order); the firehose and minute buckets by event time.
 CREATE INDEX IF NOT EXISTS messages_thread_ts ON messages (bot, thread, ts);
 CREATE INDEX IF NOT EXISTS messages_ts ON messages (ts);
 CREATE INDEX IF NOT EXISTS messages_bot_ts ON messages (bot, ts);
