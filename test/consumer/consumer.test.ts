@@ -136,8 +136,8 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(mine.map((r) => `${r.platform}/${r.type}`)).toEqual(['sms/incoming', 'generic/event'])
   })
 
-  it('adapters and the redis store declare core as a peer: the app holds one copy of core, shared by all', () => {
-    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis']) {
+  it('adapters, the redis store and the importer declare core as a peer: the app holds one copy of core, shared by all', () => {
+    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import']) {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
       expect(manifest.dependencies?.['@convotrack/core']).toBeUndefined()
       expect(manifest.peerDependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
@@ -152,8 +152,8 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(copies).toEqual(['node_modules/@convotrack/core/package.json'])
   })
 
-  it('the applications (the import CLI, the collector) keep core as a regular dependency, deduplicated to the app’s copy', () => {
-    for (const p of ['import', 'collector']) {
+  it('the collector (a service of its own) keeps core as a regular dependency, deduplicated to the app’s copy', () => {
+    for (const p of ['collector']) {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
       expect(manifest.dependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
       expect(manifest.peerDependencies?.['@convotrack/core']).toBeUndefined()
@@ -176,7 +176,7 @@ describe('installed from tarballs, outside the workspace', () => {
       const tracker = createTracker({ apiKey: 'one-core', baseUrl: process.env.SINK, onError: (e) => reported.push(e) })
       const voice = alexaTracking(tracker)
       voice.setNotHandled({}) // not a handler input: reported by the adapter with core's InvalidRecordError
-      const paths = ['@convotrack/messenger', '@convotrack/alexa', '@convotrack/redis'].map((p) =>
+      const paths = ['@convotrack/messenger', '@convotrack/alexa', '@convotrack/redis', '@convotrack/import'].map((p) =>
         require.resolve('@convotrack/core', { paths: [require.resolve(p)] }),
       )
       await tracker.close()
