@@ -5,12 +5,12 @@
  * local tracking server. Needs the packages built (`pnpm build`, as `pnpm verify` does first).
  */
 import { execFile, execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { workspacePackages as packages, packWorkspace } from '../support/packed'
 import { type Sink, startSink } from '../support/sink-server'
 
 // The bots run as child processes while this process serves the sink: never block its event loop.
@@ -19,37 +19,18 @@ const run = async (file: string) =>
     (await promisify(execFile)(process.execPath, [file], { cwd: dir, env: { ...process.env, SINK: sink.url } })).stdout,
   )
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const packages = readdirSync(join(root, 'packages')).filter((d) =>
-  existsSync(join(root, 'packages', d, 'package.json')),
-)
 let dir: string
 let sink: Sink
-
-function pnpm(args: string[], cwd: string): string {
-  const execpath = process.env.npm_execpath
-  if (execpath?.includes('pnpm')) return execFileSync(process.execPath, [execpath, ...args], { cwd, encoding: 'utf8' })
-  return execFileSync('npx', ['-y', 'pnpm@10.34.9', ...args], { cwd, encoding: 'utf8' })
-}
 
 beforeAll(async () => {
   sink = await startSink()
   dir = mkdtempSync(join(tmpdir(), 'convotrack-consumer-'))
   const tarballs = join(dir, 'tarballs')
   mkdirSync(tarballs)
-  for (const p of packages) {
-    if (!existsSync(join(root, 'packages', p, 'dist')))
-      throw new Error(`packages/${p} is not built: run pnpm build first`)
-    pnpm(['pack', '--pack-destination', tarballs], join(root, 'packages', p))
-  }
-  const tgz = readdirSync(tarballs).map((f) => `file:tarballs/${f}`)
   const deps = Object.fromEntries(
-    readdirSync(tarballs).map((f) => [
-      `@convotrack/${f.replace(/^convotrack-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')}`,
-      `file:tarballs/${f}`,
-    ]),
+    Object.entries(packWorkspace(tarballs)).map(([p, tgz]) => [`@convotrack/${p}`, `file:tarballs/${basename(tgz)}`]),
   )
-  expect(tgz.length).toBe(packages.length)
+  expect(Object.keys(deps).length).toBe(packages.length)
   writeFileSync(
     join(dir, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, dependencies: { ...deps, express: '5.3.0' } }, null, 2),
