@@ -134,7 +134,14 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const ownStore = !options.store
   const feed = new LiveFeed()
   const metrics = new CollectorMetrics(() => feed.size)
-  const store: RecordStore = instrumentStore(options.store ?? (await openStore(options.db, options.postgres)), metrics)
+  const store: RecordStore = instrumentStore(
+    options.store ??
+      (await openStore(options.db, {
+        ...options.postgres,
+        ...(options.sessionGapMinutes === undefined ? {} : { sessionGapMinutes: options.sessionGapMinutes }),
+      })),
+    metrics,
+  )
   const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
   let url = ''
 

@@ -47,6 +47,16 @@ export type {
   Role,
   WebhookRetryOptions,
 } from './options'
+export {
+  HANDOFF_ACTIONS,
+  type OverviewDay,
+  type OverviewReport,
+  type RetentionCohort,
+  type RetentionReport,
+} from './reports/analytics-queries'
+export { FEEDBACK_EVENT, feedbackScore } from './reports/feedback-score'
+export { PERIODS, type Period } from './reports/periods'
+export { clusterPhrases, type PhraseCluster } from './reports/phrase-clusters'
 export { dayStart, parseInstant, type ReportRange, rangeOf } from './reports/range'
 export { openStore } from './store/open-store'
 export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './store/postgres/pg-store'
@@ -67,6 +77,7 @@ export type {
   StoreChange,
   StoredMessage,
   StoredRecord,
+  StoreOptions,
   TimelineBucket,
   TranscriptPage,
 } from './store/store'

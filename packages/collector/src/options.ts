@@ -72,6 +72,12 @@ export interface CollectorOptions {
    * @example startCollector({ db: 'postgres://…', postgres: { queryTimeoutMs: 5_000 } })
    */
   postgres?: import('./store/postgres/pg-store').PgStoreOptions
+  /**
+   * Sessions (overview, paths): a user's session ends after this many minutes without a message;
+   * an explicit `sessionId` in a record starts a new one. Default 30. Ignored when `store` is given
+   * (pass it to the store).
+   */
+  sessionGapMinutes?: number
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore
   /** Registered bots. */

@@ -1,5 +1,6 @@
 import { PgRecordStore } from '@convotrack/collector'
 import { afterAll, beforeAll } from 'vitest'
+import { runAnalyticsContract } from './analytics-contract'
 import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -22,3 +23,5 @@ runRollupContract('PostgreSQL', async () => {
   const url = await server.createDatabase()
   return { store: await PgRecordStore.open(url), reopen: () => PgRecordStore.open(url) }
 })
+
+runAnalyticsContract('PostgreSQL', async () => ({ store: await PgRecordStore.open(await server.createDatabase()) }))

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SqliteRecordStore } from '@convotrack/collector'
 import { afterAll } from 'vitest'
+import { runAnalyticsContract } from './analytics-contract'
 import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 
@@ -21,3 +22,5 @@ runRollupContract('SQLite file', async () => {
   const file = join(dir, `r${++n}.db`)
   return { store: new SqliteRecordStore(file), reopen: async () => new SqliteRecordStore(file) }
 })
+
+runAnalyticsContract('SQLite in memory', async () => ({ store: new SqliteRecordStore(':memory:') }))

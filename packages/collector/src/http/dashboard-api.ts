@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express'
+import express, { type Router } from 'express'
 import { inScope, principalOf, scopeOf } from '../access/auth'
 import type { BotRegistry } from '../access/bot-registry'
 import { RequestError } from '../errors'
@@ -6,52 +6,16 @@ import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
 import type { MessengerPageConfig } from '../options'
-import { DAY_MS, RangeParamError, type ReportRange, rangeOf } from '../reports/range'
+import { DAY_MS } from '../reports/range'
 import { isConversationCursor } from '../reports/report-queries'
-import type { ReadFilter, RecordStore } from '../store/store'
+import type { RecordStore } from '../store/store'
+import { analyticsRoutes } from './analytics-api'
+import { col, filterOf, intParam, isoTime, readOf, sendReport } from './read-params'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
 const TRANSCRIPT_PAGE = 500
 
 const BUCKETS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }
-
-/** `?bot=` and the caller's bot scope (the access gate refused bots out of scope already). */
-function filterOf(req: Request, res: Response): ReadFilter {
-  const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
-  const bots = scopeOf(res)
-  return { ...(bot === undefined ? {} : { bot }), ...(bots === undefined ? {} : { bots }) }
-}
-
-/**
- * The request's range (`from`, `to`, `tz`, `all`; default the last 30 days), as filter fields;
- * the answer says which range it covers (`X-Range-From` / `X-Range-To` / `X-Range-Tz` headers).
- */
-function rangeFilter(req: Request, res: Response, defaultMs?: number): ReportRange {
-  let range: ReportRange
-  try {
-    range = rangeOf(req.query as Record<string, unknown>, Date.now(), defaultMs)
-  } catch (e) {
-    if (e instanceof RangeParamError) throw new RequestError(400, 'invalid_request', e.message, e.param)
-    throw e
-  }
-  res.setHeader('X-Range-From', String(range.from))
-  if (range.to !== null) res.setHeader('X-Range-To', String(range.to))
-  res.setHeader('X-Range-Tz', range.tz)
-  return range
-}
-
-/** `?bot=`, the caller's bot scope and the range. */
-function readOf(req: Request, res: Response, defaultMs?: number): ReadFilter & ReportRange {
-  return { ...filterOf(req, res), ...rangeFilter(req, res, defaultMs) }
-}
-
-function intParam(req: Request, name: string): number | undefined {
-  const v = req.query[name]
-  if (typeof v !== 'string' || v === '') return undefined
-  const n = Number(v)
-  if (!Number.isFinite(n)) throw new RequestError(400, 'invalid_request', `query \`${name}\` must be a number`, name)
-  return n
-}
 
 function requiredString(value: unknown, path: string): string {
   if (typeof value !== 'string' || value.trim() === '')
@@ -147,17 +111,37 @@ export function dashboardApi(deps: {
     res.json({ ...record, raw: JSON.parse(record.raw) })
   })
   api.get('/reports/not-handled', async (req, res) => {
-    res.json(await deps.store.notHandled(readOf(req, res)))
+    const rows = await deps.store.notHandled(readOf(req, res))
+    sendReport(req, res, 'not-handled', rows, rows, [
+      col('text', (r) => r.text),
+      col('count', (r) => r.count),
+      col('users', (r) => r.users),
+      col('lastTs', (r) => isoTime(r.lastTs)),
+      col('bots', (r) => r.bots),
+    ])
   })
   api.get('/reports/intents', async (req, res) => {
-    res.json(await deps.store.intents(readOf(req, res)))
+    const rows = await deps.store.intents(readOf(req, res))
+    sendReport(req, res, 'intents', rows, rows, [
+      col('intent', (r) => r.intent),
+      col('count', (r) => r.count),
+      col('incoming', (r) => r.incoming),
+      col('outgoing', (r) => r.outgoing),
+      col('avgConfidence', (r) => r.avgConfidence),
+    ])
   })
   api.get('/reports/events', async (req, res) => {
     const filter = readOf(req, res)
     res.json({ ...(await deps.store.events(filter)), from: filter.from, to: filter.to, tz: filter.tz })
   })
   api.get('/reports/segments', async (req, res) => {
-    res.json(await deps.store.segments(readOf(req, res)))
+    const segments = await deps.store.segments(readOf(req, res))
+    const rows = segments.flatMap((s) => s.values.map((v) => ({ field: s.field, ...v })))
+    sendReport(req, res, 'segments', segments, rows, [
+      col('field', (r) => r.field),
+      col('value', (r) => r.value),
+      col('users', (r) => r.users),
+    ])
   })
   api.get('/reports/timeline', async (req, res) => {
     const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
@@ -176,8 +160,15 @@ export function dashboardApi(deps: {
         'query `bucket=minute` covers at most 7 days: use hour or day',
         'from',
       )
-    res.json(await deps.store.timeline({ ...filter, bucketMs, since }))
+    const rows = await deps.store.timeline({ ...filter, bucketMs, since })
+    sendReport(req, res, 'timeline', rows, rows, [
+      col('t', (r) => isoTime(r.t)),
+      col('incoming', (r) => r.incoming),
+      col('outgoing', (r) => r.outgoing),
+      col('events', (r) => r.events),
+    ])
   })
+  analyticsRoutes(api, deps.store)
 
   api.post('/pause', async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>

@@ -4,6 +4,7 @@
  */
 import type { NormalizedMessage } from '../ingest/normalize'
 import type { IncomingRecord, StoredMessage } from '../store/store'
+import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import type { RollupMessage } from './rollup-delta'
 
 /** What SQLite's `json_extract(raw, path)` gives, as text (null when absent, JSON null or not JSON). */
@@ -66,6 +67,8 @@ export function freshMessage(
       amount: m.event?.amount ?? null,
       ts,
       nh: m.direction === 'incoming' && m.intent === 'NotHandled',
+      sessionId: m.sessionId,
+      score: m.event?.type === 'customEvent' && m.event.name === FEEDBACK_EVENT ? feedbackScore(m.event.body) : null,
     },
   }
 }

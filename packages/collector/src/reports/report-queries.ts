@@ -74,16 +74,21 @@ export async function intentsReport(d: Dialect, exec: Exec, filter: ReadFilter):
 }
 
 /**
- * The NotHandled report: inputs grouped by phrase, most frequent first (at most 500 lines). Reads
- * one summary row per phrase × user × hour, so it answers at any history size.
+ * The NotHandled report: inputs grouped by phrase, most frequent first (at most `limit` lines,
+ * default 500). Reads one summary row per phrase × user × hour, so it answers at any history size.
  */
-export async function notHandledReport(d: Dialect, exec: Exec, filter: ReadFilter): Promise<NotHandledLine[]> {
+export async function notHandledReport(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter,
+  limit = 500,
+): Promise<NotHandledLine[]> {
   const params: unknown[] = []
   const rows = await exec({
     sql: `SELECT phrase, min(text) AS text, sum(n) AS n, count(DISTINCT user_id) AS users, max(last_ts) AS last_ts,
         ${d.distinctList('bot')} AS bots
       FROM ${d.table(NOT_HANDLED.name)} ${where(d, filter, params)}
-      GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT 500`,
+      GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT ${Math.max(1, Math.floor(limit))}`,
     params,
   })
   return rows.map((r) => ({

@@ -37,6 +37,10 @@ export interface RollupMessage {
   ts: number
   /** Counted as a NotHandled input. */
   nh: boolean
+  /** The record's explicit `sessionId` (sessions: analytics-writes.ts); absent or null: none. */
+  sessionId?: string | null
+  /** A feedback event's score normalised to −1 … 1 (feedback-score.ts); absent or null: not feedback. */
+  score?: number | null
 }
 
 /** The NotHandled report's grouping of inputs: the text lower-cased, surrounding white space aside. */

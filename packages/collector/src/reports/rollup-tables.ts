@@ -152,23 +152,38 @@ export const ROLLUPS: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, NOT_HAND
 /** A row of changes to one summary table: its column values by name. */
 export type RollupRow = Record<string, string | number | null>
 
-const NOT_NULL = new Set(['bot', 'hour', 'day', 'intent', 'type', 'name', 'phrase', 'user_id', 'thread'])
+const NOT_NULL = new Set([
+  'bot',
+  'hour',
+  'day',
+  'intent',
+  'type',
+  'name',
+  'phrase',
+  'user_id',
+  'thread',
+  'sid',
+  'start_ts',
+  'end_ts',
+])
 
-/** CREATE TABLE / INDEX statements of every summary table (idempotent: IF NOT EXISTS). */
-export function rollupDdl(d: Dialect): string {
-  return ROLLUPS.map((spec) => {
-    const t = d.table(spec.name)
-    const cols = Object.entries(spec.columns).map(
-      ([c, kind]) => `  ${c} ${d.columnType(kind)}${NOT_NULL.has(c) || spec.sums?.includes(c) ? ' NOT NULL' : ''}`,
-    )
-    const indexes = (spec.indexes ?? []).map(
-      (ix) => `CREATE INDEX IF NOT EXISTS ${t}_${ix.join('_')} ON ${t} (${ix.join(', ')});`,
-    )
-    return [
-      `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})\n);`,
-      ...indexes,
-    ].join('\n')
-  }).join('\n')
+/** CREATE TABLE / INDEX statements of these summary tables (default: the reports'; idempotent: IF NOT EXISTS). */
+export function rollupDdl(d: Dialect, specs: readonly RollupSpec[] = ROLLUPS): string {
+  return specs
+    .map((spec) => {
+      const t = d.table(spec.name)
+      const cols = Object.entries(spec.columns).map(
+        ([c, kind]) => `  ${c} ${d.columnType(kind)}${NOT_NULL.has(c) || spec.sums?.includes(c) ? ' NOT NULL' : ''}`,
+      )
+      const indexes = (spec.indexes ?? []).map(
+        (ix) => `CREATE INDEX IF NOT EXISTS ${t}_${ix.join('_')} ON ${t} (${ix.join(', ')});`,
+      )
+      return [
+        `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})\n);`,
+        ...indexes,
+      ].join('\n')
+    })
+    .join('\n')
 }
 
 function mergeSql(d: Dialect, spec: RollupSpec): string {

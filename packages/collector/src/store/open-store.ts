@@ -12,5 +12,6 @@ import type { RecordStore } from './store'
  */
 export async function openStore(url?: string, options: PgStoreOptions = {}): Promise<RecordStore> {
   if (isPostgresUrl(url)) return PgRecordStore.open(url, options)
-  return new SqliteRecordStore(url ?? ':memory:')
+  const { sessionGapMinutes } = options
+  return new SqliteRecordStore(url ?? ':memory:', sessionGapMinutes === undefined ? {} : { sessionGapMinutes })
 }

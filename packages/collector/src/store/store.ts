@@ -1,5 +1,7 @@
 import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
 import type { NormalizedMessage } from '../ingest/normalize'
+import type { OverviewReport, RetentionReport } from '../reports/analytics-queries'
+import type { Period } from '../reports/periods'
 
 /** A record as accepted by `POST /track` (or the Messenger webhook). */
 export interface IncomingRecord {
@@ -113,6 +115,25 @@ export interface TimelineBucket {
   events: number
 }
 
+/** Options every store takes. */
+export interface StoreOptions {
+  /**
+   * A session ends after this many minutes without a message of the user (an explicit
+   * `sessionId` starts a new one). Sessions are joined at ingest: a change applies to what is
+   * stored after it. Default 30.
+   */
+  sessionGapMinutes?: number
+}
+
+/** The session gap in ms of these options (validated). */
+export function sessionGapMs(options: StoreOptions): number {
+  const m = options.sessionGapMinutes
+  if (m === undefined) return 30 * 60_000
+  if (typeof m !== 'number' || !Number.isFinite(m) || m <= 0)
+    throw new TypeError(`sessionGapMinutes must be a positive number of minutes (got ${String(m)})`)
+  return Math.round(m * 60_000)
+}
+
 /** Filters shared by the read queries. */
 export interface ReadFilter {
   /**
@@ -218,7 +239,12 @@ export interface RecordStore {
    * returned in arrival order (oldest first). Page back with `beforeId` = the first id returned.
    */
   transcript(bot: string, thread: string, options?: TranscriptPage): Promise<StoredMessage[]>
-  notHandled(filter: ReadFilter): Promise<NotHandledLine[]>
+  /** NotHandled inputs by phrase, most frequent first: at most `limit` lines (default 500, at most 5 000). */
+  notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]>
+  /** The overview (users, sessions, messages, NotHandled, handoffs, feedback) with per-day figures in `tz`. */
+  overview(filter: ReadFilter): Promise<OverviewReport>
+  /** Retention cohorts by `period` (day, week, month in `tz`); `now` ends an open range. */
+  retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport>
   intents(filter: ReadFilter): Promise<IntentLine[]>
   events(filter: ReadFilter): Promise<EventsReport>
   segments(filter: ReadFilter): Promise<Segment[]>

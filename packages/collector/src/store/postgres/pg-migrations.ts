@@ -1,4 +1,6 @@
 import type { ClientBase } from 'pg'
+import { analyticsDdl } from '../../reports/analytics-tables'
+import { rebuildAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
@@ -132,6 +134,22 @@ ${rollupDdl(postgresDialect)}
     async after(client) {
       await runStepsAsync(
         rebuildRollups(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
+  {
+    version: 4,
+    name: 'analytics: sessions, feedback, users per hour (derived from the stored messages)',
+    sql: `
+-- A feedback event's normalised score and the intent of the answer it rated (set at ingest).
+ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS score double precision;
+ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS rated_intent text COLLATE "C";
+${analyticsDdl(postgresDialect)}
+`,
+    async after(client) {
+      await runStepsAsync(
+        rebuildAnalytics(postgresDialect),
         async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
       )
     },

@@ -1,9 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
+import {
+  type OverviewReport,
+  overviewReport,
+  type RetentionReport,
+  retentionReport,
+} from '../../reports/analytics-queries'
+import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
+import type { Period } from '../../reports/periods'
 import {
   conversationsReport,
   countsReport,
@@ -33,8 +41,10 @@ import type {
   StoreChange,
   StoredMessage,
   StoredRecord,
+  StoreOptions,
   TimelineBucket,
 } from '../store'
+import { sessionGapMs } from '../store'
 import {
   clampLimit,
   type MessageRow,
@@ -47,7 +57,7 @@ import { StoreUnavailableError } from '../store-unavailable'
 import { migrate } from './pg-migrations'
 
 /** Options of {@link PgRecordStore.open}. */
-export interface PgStoreOptions {
+export interface PgStoreOptions extends StoreOptions {
   /** Most connections the pool opens. Default 10. */
   maxConnections?: number
   /**
@@ -213,6 +223,7 @@ export class PgRecordStore implements RecordStore {
     private readonly config: pg.ClientConfig,
     private readonly heartbeatMs: number,
     private readonly queryTimeoutMs: number,
+    private readonly gapMs: number,
   ) {}
 
   /**
@@ -239,7 +250,7 @@ export class PgRecordStore implements RecordStore {
     const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
-    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options))
     try {
       // Migrations (and waiting for another instance's) may take long on a big table: their own
       // session, without the statement bounds.
@@ -481,6 +492,14 @@ export class PgRecordStore implements RecordStore {
           ),
         ),
       )
+      await runSteps(
+        client,
+        ingestAnalytics(
+          d,
+          fresh.map((x) => x.rollup),
+          this.gapMs,
+        ),
+      )
       let at = 0
       return items.map((item, i): AddResult => {
         const id = recordIds[i] as number
@@ -556,8 +575,16 @@ export class PgRecordStore implements RecordStore {
     return (await this.query<MessageRow>(d.sql(q.sql), q.params)).map(toMessage)
   }
 
-  async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    return notHandledReport(d, this.exec, filter)
+  async notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]> {
+    return notHandledReport(d, this.exec, filter, clampLimit(filter.limit, 500))
+  }
+
+  async overview(filter: ReadFilter): Promise<OverviewReport> {
+    return overviewReport(d, this.exec, filter, this.gapMs)
+  }
+
+  async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
+    return retentionReport(d, this.exec, filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
@@ -704,6 +731,7 @@ export class PgRecordStore implements RecordStore {
       )
     ).rows
     await runSteps(client, takeBack(d, messages, records))
+    await runSteps(client, takeBackAnalytics(d, messages, this.gapMs))
     return { records, messages: messages.length }
   }
 

@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3'
+import { analyticsDdl } from '../../reports/analytics-tables'
+import { rebuildAnalytics } from '../../reports/analytics-writes'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
@@ -123,6 +125,17 @@ CREATE INDEX IF NOT EXISTS messages_bot_ts ON messages (bot, ts);
 ${rollupDdl(sqliteDialect)}
 `)
       runSteps(rebuildRollups(sqliteDialect), run)
+    },
+  },
+  {
+    version: 3,
+    name: 'analytics: sessions, feedback, users per hour (derived from the stored messages)',
+    apply(db, keep, run) {
+      // A feedback event's normalised score and the intent of the answer it rated (set at ingest).
+      addColumn(db, keep, 'messages', 'score', 'REAL')
+      addColumn(db, keep, 'messages', 'rated_intent', 'TEXT')
+      db.exec(analyticsDdl(sqliteDialect))
+      runSteps(rebuildAnalytics(sqliteDialect), run)
     },
   },
 ]

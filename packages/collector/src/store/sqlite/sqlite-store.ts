@@ -1,8 +1,16 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
+import {
+  type OverviewReport,
+  overviewReport,
+  type RetentionReport,
+  retentionReport,
+} from '../../reports/analytics-queries'
+import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, transcriptQuery } from '../../reports/message-queries'
+import type { Period } from '../../reports/periods'
 import {
   conversationsReport,
   countsReport,
@@ -31,9 +39,11 @@ import type {
   Segment,
   StoredMessage,
   StoredRecord,
+  StoreOptions,
   TimelineBucket,
   TranscriptPage,
 } from '../store'
+import { sessionGapMs } from '../store'
 import {
   clampLimit,
   type MessageRow,
@@ -82,9 +92,14 @@ export class SqliteRecordStore implements RecordStore {
     batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
   ) => AddResult[]
   private pending: PendingAdd[] = []
+  private readonly gapMs: number
 
-  /** @param file SQLite file path, or `:memory:`. */
-  constructor(file = ':memory:') {
+  /**
+   * @param file SQLite file path, or `:memory:`.
+   * @param options `sessionGapMinutes` (default 30).
+   */
+  constructor(file = ':memory:', options: StoreOptions = {}) {
+    this.gapMs = sessionGapMs(options)
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
     if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
@@ -166,6 +181,7 @@ export class SqliteRecordStore implements RecordStore {
       const records: Array<{ bot: string; ts: number }> = []
       const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
       runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
+      runSteps(ingestAnalytics(d, fresh, this.gapMs), (q) => this.run(q))
       return results
     }
     this.addTx = this.db.transaction((record: IncomingRecord, messages: NormalizedMessage[]) => {
@@ -259,8 +275,16 @@ export class SqliteRecordStore implements RecordStore {
     return (this.run(q) as unknown as MessageRow[]).map(toMessage)
   }
 
-  async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    return notHandledReport(d, this.exec, filter)
+  async notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]> {
+    return notHandledReport(d, this.exec, filter, clampLimit(filter.limit, 500))
+  }
+
+  async overview(filter: ReadFilter): Promise<OverviewReport> {
+    return overviewReport(d, this.exec, filter, this.gapMs)
+  }
+
+  async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
+    return retentionReport(d, this.exec, filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
@@ -325,6 +349,7 @@ export class SqliteRecordStore implements RecordStore {
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
     runSteps(takeBack(d, doomed, records), (q) => this.run(q))
+    runSteps(takeBackAnalytics(d, doomed, this.gapMs), (q) => this.run(q))
     return { records: removed, messages }
   }
 

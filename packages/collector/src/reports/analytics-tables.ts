@@ -1,0 +1,83 @@
+/**
+ * The summaries the analytics reports (overview, retention, sessions, feedback) read, beside the
+ * report summaries of rollup-tables.ts: the same spec shape and merges, created by their own
+ * migration step. `sessions` is not a sum: its rows are replaced as sessions grow and join
+ * (analytics-writes.ts), and every replacement's share goes to `rollup_sessions`, which is.
+ */
+import type { Dialect } from './dialect'
+import { type RollupSpec, rollupDdl } from './rollup-tables'
+
+/**
+ * One row per session: a user's run of messages with no gap over the collector's
+ * `sessionGapMinutes`, within one explicit `sessionId` (`sid`, '' for none). `intents`: JSON
+ * `[[ts, intent], …]` of its first {@link PATH_DEPTH_MAX} incoming intents (the paths report).
+ */
+export const SESSIONS: RollupSpec = {
+  name: 'sessions',
+  columns: {
+    bot: 'text',
+    user_id: 'text',
+    sid: 'text',
+    start_ts: 'int',
+    end_ts: 'int',
+    messages: 'int',
+    incoming: 'int',
+    intents: 'text',
+  },
+  keys: ['bot', 'user_id', 'sid', 'start_ts'],
+  sums: ['messages', 'incoming'],
+  maxes: ['end_ts'],
+  indexes: [['start_ts'], ['bot', 'start_ts']],
+}
+
+/** Sessions per bot × hour of their start (signed changes as sessions grow or join): the overview. */
+export const SESSION_HOURS: RollupSpec = {
+  name: 'rollup_sessions',
+  columns: { bot: 'text', hour: 'int', sessions: 'int' },
+  keys: ['bot', 'hour'],
+  sums: ['sessions'],
+  live: ['sessions'],
+  indexes: [['hour']],
+}
+
+/**
+ * Feedback per bot × hour × the intent of the answer rated (the thread's last outgoing message
+ * before it; '' when none had an intent): count and the sum of scores normalised to −1 … 1.
+ */
+export const FEEDBACK: RollupSpec = {
+  name: 'rollup_feedback',
+  columns: { bot: 'text', hour: 'int', intent: 'text', n: 'int', score_sum: 'real' },
+  keys: ['bot', 'hour', 'intent'],
+  sums: ['n', 'score_sum'],
+  live: ['n'],
+  indexes: [['hour']],
+}
+
+/** Users active per bot × hour: the partial days at a range's edges (whole days read rollup_user_days). */
+export const USER_HOURS: RollupSpec = {
+  name: 'rollup_user_hours',
+  columns: { bot: 'text', hour: 'int', user_id: 'text', messages: 'int' },
+  keys: ['bot', 'hour', 'user_id'],
+  sums: ['messages'],
+  live: ['messages'],
+  indexes: [['hour', 'bot', 'user_id']],
+}
+
+/** Deepest path the paths report gives: the first intents each session keeps. */
+export const PATH_DEPTH_MAX = 8
+
+export const ANALYTICS_ROLLUPS: readonly RollupSpec[] = [SESSIONS, SESSION_HOURS, FEEDBACK, USER_HOURS]
+/** Tables whose rows are pure sums (taken back by subtracting). */
+export const ANALYTICS_SUMMED: readonly RollupSpec[] = [USER_HOURS]
+
+/** CREATE TABLE / INDEX of the analytics summaries and the indexes their reads need on other tables. */
+export function analyticsDdl(d: Dialect): string {
+  const users = d.table('user_profiles')
+  const audit = d.table('audit')
+  return [
+    rollupDdl(d, ANALYTICS_ROLLUPS),
+    // New users of a range (first seen in it); operator actions of a range (handoffs).
+    `CREATE INDEX IF NOT EXISTS ${users}_first_ts ON ${users} (first_ts);`,
+    `CREATE INDEX IF NOT EXISTS ${audit}_ts ON ${audit} (ts);`,
+  ].join('\n')
+}

@@ -1,0 +1,286 @@
+/**
+ * Keeping the analytics summaries right (sessions, sessions per hour, feedback, users per hour),
+ * written once for both databases as statement generators like rollup-writes.ts: run at ingest
+ * in the insert's transaction, after an erasure or a retention step, and by the migration that
+ * derives them from stored messages.
+ */
+import { ANALYTICS_ROLLUPS, ANALYTICS_SUMMED, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import type { Dialect } from './dialect'
+import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
+import { floorHour, HOUR_MS } from './range'
+import type { Row } from './report-queries'
+import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
+import { deleteKeysQueries, dropEmptyQueries, type RollupRow, upsertQueries } from './rollup-tables'
+import { rollupMessage, type Steps } from './rollup-writes'
+import { joinSessions, type Session, type SessionPoint } from './sessions'
+
+/** Session gap unless the collector's `sessionGapMinutes` says otherwise: 30 minutes. */
+export const DEFAULT_SESSION_GAP_MS = 30 * 60_000
+
+const sep = '\u0000'
+const isFeedback = (m: RollupMessage) => m.eventType === 'customEvent' && m.eventKey === FEEDBACK_EVENT
+
+function sessionOf(r: Row): Session {
+  let intents: Array<[number, string]> = []
+  try {
+    intents = JSON.parse(String(r.intents ?? '[]'))
+  } catch {
+    intents = []
+  }
+  return {
+    bot: String(r.bot),
+    userId: String(r.user_id),
+    sid: String(r.sid),
+    start: Number(r.start_ts),
+    end: Number(r.end_ts),
+    messages: Number(r.messages),
+    incoming: Number(r.incoming),
+    intents,
+  }
+}
+
+const sessionRow = (s: Session): RollupRow => ({
+  bot: s.bot,
+  user_id: s.userId,
+  sid: s.sid,
+  start_ts: s.start,
+  end_ts: s.end,
+  messages: s.messages,
+  incoming: s.incoming,
+  intents: JSON.stringify(s.intents),
+})
+
+const point = (m: { ts: number; direction: string; intent: string | null }): SessionPoint => ({
+  ts: m.ts,
+  incoming: m.direction === 'incoming',
+  intent: m.direction === 'incoming' ? m.intent : null,
+})
+
+/** Serialises writers of the same users' sessions (PostgreSQL: two collectors on one database). */
+function* lockUsers(d: Dialect, keys: readonly string[]): Steps {
+  if (d.name !== 'postgres' || keys.length === 0) return
+  // In key order: writers lock in the same order (no deadlock).
+  yield {
+    sql: 'SELECT count(pg_advisory_xact_lock(hashtextextended(k, 28))) AS n FROM unnest(?::text[]) AS k',
+    // PostgreSQL text holds no U+0000: the key's separator becomes U+001F.
+    params: [keys.map((k) => k.replaceAll(sep, '\u001f')).sort()],
+  }
+}
+
+/** Adds ±1 session to its start hour. */
+function countSession(deltas: Deltas, s: Session, sign: 1 | -1): void {
+  addRow(deltas, SESSION_HOURS, { bot: s.bot, hour: floorHour(s.start), sessions: sign })
+}
+
+function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: Session[]): Steps {
+  for (const s of removed) countSession(deltas, s, -1)
+  for (const s of added) countSession(deltas, s, 1)
+  for (const q of deleteKeysQueries(d, SESSIONS, removed.map(sessionRow))) yield q
+  for (const q of upsertQueries(d, SESSIONS, added.map(sessionRow))) yield q
+}
+
+/** Upserts the changes, sessions per hour last, dropping rows whose count reached 0. */
+function* flush(d: Dialect, deltas: Deltas): Steps {
+  for (const [spec, rows] of deltas) {
+    const list = [...rows.values()].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
+    for (const q of upsertQueries(d, spec, list)) yield q
+    if (spec === SESSION_HOURS || spec === FEEDBACK) for (const q of dropEmptyQueries(d, spec, list)) yield q
+  }
+}
+
+/**
+ * After a batch's messages are stored: joins them into their users' sessions, counts users per
+ * hour, and rates each feedback event's answer (the thread's last outgoing message stored before
+ * it) — its score and the rated intent are kept on the event's row, so taking it back is exact.
+ */
+export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], gapMs: number): Steps {
+  const deltas: Deltas = new Map()
+  const groups = new Map<string, { bot: string; userId: string; sid: string; points: SessionPoint[] }>()
+  for (const m of fresh) {
+    if (m.userId === '') continue
+    addRow(deltas, USER_HOURS, { bot: m.bot, hour: floorHour(m.ts), user_id: m.userId, messages: 1 })
+    // Sessions are made of what the user and the bot said; events (feedback, a purchase) are not.
+    if (m.direction === 'event') continue
+    const sid = m.sessionId ?? ''
+    const k = [m.bot, m.userId, sid].join(sep)
+    let g = groups.get(k)
+    if (!g) {
+      g = { bot: m.bot, userId: m.userId, sid, points: [] }
+      groups.set(k, g)
+    }
+    g.points.push(point(m))
+  }
+  const list = [...groups.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
+  yield* lockUsers(d, [...new Set(list.map((g) => `${g.bot}${sep}${g.userId}`))])
+  const bounds = list.map((g) => {
+    const ts = g.points.map((p) => p.ts)
+    return { lo: Math.min(...ts) - gapMs, hi: Math.max(...ts) + gapMs }
+  })
+  // The stored sessions each group may touch: within a gap of its messages.
+  const touching = new Map<string, Session[]>()
+  const sessions = d.table(SESSIONS.name)
+  const found: Row[] = []
+  if (list.length > 0 && d.multiRow)
+    found.push(
+      ...(yield {
+        sql: `SELECT s.* FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS g (bot, user_id, sid, lo, hi)
+          JOIN ${sessions} s ON s.bot = g.bot AND s.user_id = g.user_id AND s.sid = g.sid AND s.start_ts <= g.hi AND s.end_ts >= g.lo`,
+        params: [
+          list.map((g) => g.bot),
+          list.map((g) => g.userId),
+          list.map((g) => g.sid),
+          bounds.map((b) => b.lo),
+          bounds.map((b) => b.hi),
+        ],
+      }),
+    )
+  else
+    for (const [i, g] of list.entries())
+      found.push(
+        ...(yield {
+          sql: `SELECT * FROM ${sessions} WHERE bot = ? AND user_id = ? AND sid = ? AND start_ts <= ? AND end_ts >= ?`,
+          params: [g.bot, g.userId, g.sid, bounds[i]?.hi, bounds[i]?.lo],
+        }),
+      )
+  for (const r of found) {
+    const s = sessionOf(r)
+    const k = keyOf(s)
+    touching.set(k, [...(touching.get(k) ?? []), s])
+  }
+  const removed: Session[] = []
+  const added: Session[] = []
+  for (const g of list) {
+    const before = touching.get(keyOf(g)) ?? []
+    removed.push(...before)
+    added.push(...joinSessions(g, before, g.points, gapMs))
+  }
+  yield* writeSessions(d, deltas, removed, added)
+
+  const rated = fresh.filter((m) => isFeedback(m) && m.score !== null && m.score !== undefined)
+  const messages = d.table('messages')
+  for (const m of rated) {
+    const [answer] = yield {
+      sql: `SELECT intent FROM ${messages} WHERE bot = ? AND thread = ? AND direction = 'outgoing' AND id < ?
+        ORDER BY id DESC LIMIT 1`,
+      params: [m.bot, m.thread, m.id],
+    }
+    const intent = answer?.intent === null || answer?.intent === undefined ? '' : String(answer.intent)
+    yield {
+      sql: `UPDATE ${messages} SET score = ?, rated_intent = ? WHERE id = ?`,
+      params: [m.score, intent, m.id],
+    }
+    addRow(deltas, FEEDBACK, { bot: m.bot, hour: floorHour(m.ts), intent, n: 1, score_sum: m.score as number })
+  }
+  yield* flush(d, deltas)
+}
+
+const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.userId, g.sid].join(sep)
+
+/**
+ * After messages were deleted (erasure, retention): users per hour lose their share; the
+ * sessions of each touched user and the feedback of each touched hour are derived again from
+ * the messages that remain.
+ */
+export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[], gapMs: number): Steps {
+  const negative: Deltas = new Map()
+  for (const m of doomed)
+    if (m.userId !== '')
+      addRow(negative, USER_HOURS, { bot: m.bot, hour: floorHour(m.ts), user_id: m.userId, messages: -1 })
+  for (const spec of ANALYTICS_SUMMED) {
+    const rows = [...(negative.get(spec)?.values() ?? [])]
+    for (const q of upsertQueries(d, spec, rows)) yield q
+    for (const q of dropEmptyQueries(d, spec, rows)) yield q
+  }
+  const messages = d.table('messages')
+  const deltas: Deltas = new Map()
+
+  const hours = new Map<string, { bot: string; hour: number }>()
+  for (const m of doomed)
+    if (isFeedback(m)) hours.set(`${m.bot}${sep}${floorHour(m.ts)}`, { bot: m.bot, hour: floorHour(m.ts) })
+  for (const h of hours.values()) {
+    yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
+    const rows = yield {
+      sql: `SELECT score, rated_intent FROM ${messages} WHERE bot = ? AND ts >= ? AND ts < ? AND score IS NOT NULL`,
+      params: [h.bot, h.hour, h.hour + HOUR_MS],
+    }
+    for (const r of rows)
+      addRow(deltas, FEEDBACK, {
+        ...h,
+        intent: String(r.rated_intent ?? ''),
+        n: 1,
+        score_sum: Number(r.score),
+      })
+  }
+
+  const users = new Map<string, { bot: string; userId: string }>()
+  for (const m of doomed) if (m.userId !== '') users.set(`${m.bot}${sep}${m.userId}`, { bot: m.bot, userId: m.userId })
+  yield* lockUsers(d, [...users.keys()])
+  const sessions = d.table(SESSIONS.name)
+  const removed: Session[] = []
+  const added: Session[] = []
+  for (const u of [...users.values()]) {
+    const had = yield { sql: `SELECT * FROM ${sessions} WHERE bot = ? AND user_id = ?`, params: [u.bot, u.userId] }
+    removed.push(...had.map(sessionOf))
+    const rows = yield {
+      sql: `SELECT ts, session_id, direction, intent FROM ${messages} WHERE bot = ? AND user_id = ? AND direction <> 'event'`,
+      params: [u.bot, u.userId],
+    }
+    const bySid = new Map<string, SessionPoint[]>()
+    for (const r of rows) {
+      const sid = r.session_id === null || r.session_id === undefined ? '' : String(r.session_id)
+      const p = point({
+        ts: Number(r.ts),
+        direction: String(r.direction),
+        intent: r.intent === null ? null : String(r.intent),
+      })
+      bySid.set(sid, [...(bySid.get(sid) ?? []), p])
+    }
+    for (const [sid, points] of bySid) added.push(...joinSessions({ ...u, sid }, [], points, gapMs))
+  }
+  // Sessions that stay as they were are deleted and written again: their counts net to 0.
+  yield* writeSessions(d, deltas, removed, [])
+  yield* writeSessions(d, deltas, [], added)
+  yield* flush(d, deltas)
+}
+
+/** Messages read per step of a rebuild. */
+const REBUILD_PAGE = 5_000
+
+/**
+ * Derives the analytics summaries from the stored messages (the migration that adds them): a
+ * feedback event's score is read from its record. Messages are fed in arrival order through
+ * the ingest path (sessions join in any order).
+ */
+export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GAP_MS): Steps {
+  for (const spec of ANALYTICS_ROLLUPS) yield { sql: `DELETE FROM ${d.table(spec.name)}`, params: [] }
+  const messages = d.table('messages')
+  for (let after = 0; ; ) {
+    const rows = yield {
+      sql: `SELECT m.id, m.bot, m.platform, m.direction, m.user_id, m.thread, m.text, m.intent, m.confidence,
+          m.user_json, m.event_type, m.event_key, m.amount, m.ts, m.nh, m.session_id,
+          CASE WHEN m.event_type = 'customEvent' AND m.event_key = '${FEEDBACK_EVENT}' THEN r.raw END AS raw
+        FROM ${messages} m JOIN ${d.table('records')} r ON r.id = m.record_id
+        WHERE m.id > ? ORDER BY m.id LIMIT ${REBUILD_PAGE}`,
+      params: [after],
+    }
+    if (rows.length === 0) break
+    after = Number(rows[rows.length - 1]?.id)
+    yield* ingestAnalytics(
+      d,
+      rows.map((r) => ({
+        ...rollupMessage(r),
+        sessionId: r.session_id === null || r.session_id === undefined ? null : String(r.session_id),
+        score: r.raw === null || r.raw === undefined ? null : scoreOfRaw(String(r.raw)),
+      })),
+      gapMs,
+    )
+  }
+}
+
+function scoreOfRaw(raw: string): number | null {
+  try {
+    return feedbackScore(JSON.parse(raw))
+  } catch {
+    return null
+  }
+}

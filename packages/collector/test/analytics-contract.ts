@@ -1,0 +1,228 @@
+/**
+ * The analytics reports' contract (overview, retention, NotHandled phrases for the clusters),
+ * the same answers on every database, against a small world computed by hand: five users over
+ * three weeks, sessions split by the gap and by `sessionId`, a handoff, feedback on two scales,
+ * a user whose first message is a Sunday in UTC and a Monday in Asia/Kolkata. Run by the SQLite
+ * and PostgreSQL contract files.
+ */
+import type { RecordStore } from '@convotrack/collector'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { StoreFactory } from './store-contract'
+import { item } from './store-contract'
+
+const H = 3_600_000
+const MIN = 60_000
+const DAY = 24 * H
+/** Monday 2 March 2026, 00:00 UTC. */
+const T = Date.UTC(2026, 2, 2)
+/** Kolkata is UTC+5:30: its Monday starts 5.5 hours before UTC's. */
+const IST = 5.5 * H
+
+type Obj = Record<string, unknown>
+const inc = (user: string, at: number, body: Obj = {}) =>
+  item('shop', 'universal', 'incoming', { userId: user, text: `hi from ${user}`, ...body }, { at })
+const out = (user: string, at: number, body: Obj = {}) =>
+  item('shop', 'universal', 'outgoing', { userId: user, text: 'answer', ...body }, { at })
+const feedback = (user: string, at: number, score: number, scale: 'thumbs' | 'stars') =>
+  item(
+    'shop',
+    'generic',
+    'event',
+    { type: 'customEvent', name: 'feedback', userId: user, extraInfo: { score, scale } },
+    { at },
+  )
+
+/** The world, in time order. */
+export function world() {
+  return [
+    // ada, week 1: a session (greet, answer, 5 stars, order.status), 70 minutes' gap, another session.
+    inc('ada', T + 10 * H, { intent: { name: 'greet' } }),
+    out('ada', T + 10 * H + MIN, { intent: { name: 'greet' } }),
+    feedback('ada', T + 10 * H + 2 * MIN, 5, 'stars'),
+    inc('ada', T + 10 * H + 20 * MIN, { intent: { name: 'order.status' } }),
+    inc('ada', T + 11 * H + 30 * MIN, { intent: { name: 'greet' } }),
+    // bob, week 1: two sessions five minutes apart (another sessionId), a thumbs down.
+    inc('bob', T + 12 * H, { sessionId: 's1' }),
+    inc('bob', T + 12 * H + 5 * MIN, { sessionId: 's2' }),
+    feedback('bob', T + 12 * H + 6 * MIN, -1, 'thumbs'),
+    // eve: Sunday 20:00 UTC of week 1 = Monday 01:30 of week 2 in Kolkata.
+    inc('eve', T + 7 * DAY - 4 * H),
+    // week 2: cy on Monday 23:30 UTC, ada on Tuesday.
+    inc('cy', T + 7 * DAY + 23 * H + 30 * MIN),
+    inc('ada', T + 8 * DAY + 9 * H),
+    // week 3: ada, bob, and dee whom the bot did not understand.
+    inc('ada', T + 16 * DAY + 9 * H),
+    inc('bob', T + 17 * DAY + 8 * H),
+    inc('dee', T + 16 * DAY + 10 * H, { text: 'where is my order', intent: { name: 'NotHandled' } }),
+    out('dee', T + 16 * DAY + 10 * H + 1000, { text: 'Sorry?', intent: { name: 'NotHandled' } }),
+  ]
+}
+
+/** Stores the world (in `order`) and the operator's pause in ada's second session. */
+async function seed(store: RecordStore, order: 'time' | 'reversed' = 'time'): Promise<void> {
+  const items = world()
+  if (order === 'reversed') items.reverse()
+  for (const i of items) await store.add(i.record, i.messages)
+  await store.addAudit({
+    ts: T + 11 * H + 35 * MIN,
+    actor: 'op',
+    action: 'pause',
+    bot: 'shop',
+    target: 'ada',
+    detail: null,
+  })
+  // A resume is not a handoff of its own.
+  await store.addAudit({
+    ts: T + 11 * H + 40 * MIN,
+    actor: 'op',
+    action: 'resume',
+    bot: 'shop',
+    target: 'ada',
+    detail: null,
+  })
+}
+
+const ALL = { from: T, to: T + 21 * DAY, tz: 'UTC' }
+
+export function runAnalyticsContract(name: string, factory: StoreFactory): void {
+  describe(`analytics contract: ${name}`, () => {
+    const open: RecordStore[] = []
+    const make = async () => {
+      const { store } = await factory()
+      open.push(store)
+      return store
+    }
+    afterEach(async () => {
+      for (const s of open.splice(0)) await s.close()
+    })
+
+    it('overview over three weeks: users, sessions split by gap and by sessionId, handoffs, feedback', async () => {
+      const store = await make()
+      await seed(store)
+      const o = await store.overview(ALL)
+      expect(o).toMatchObject({
+        users: 5,
+        newUsers: 5,
+        returningUsers: 0,
+        // ada 4 (two in week 1 split by the gap), bob 3 (two in week 1 by sessionId), cy, dee, eve.
+        sessions: 10,
+        conversations: 5,
+        // 15 records: 11 incoming, 2 outgoing, 2 feedback events.
+        messages: 15,
+        incoming: 11,
+        outgoing: 2,
+        notHandled: 1,
+        handoffs: 1,
+        feedback: { count: 2, average: 0 },
+      })
+      expect(o.notHandledRate).toBeCloseTo(1 / 11)
+      expect(o.containmentRate).toBeCloseTo(9 / 10)
+      // Stars 5 → 1 rated the greet answer; the thumbs down rated no answer (bob had none).
+      expect(o.feedback.byIntent).toEqual([
+        { intent: '', count: 1, average: -1 },
+        { intent: 'greet', count: 1, average: 1 },
+      ])
+      expect(o.days.map((d) => [new Date(d.t).toISOString().slice(0, 10), d.sessions, d.messages])).toEqual([
+        ['2026-03-02', 4, 8],
+        ['2026-03-08', 1, 1],
+        ['2026-03-09', 1, 1],
+        ['2026-03-10', 1, 1],
+        ['2026-03-18', 2, 3],
+        ['2026-03-19', 1, 1],
+      ])
+    })
+
+    it('overview of week 2, in UTC and in Asia/Kolkata: new and returning users, day boundaries', async () => {
+      const store = await make()
+      await seed(store)
+      // UTC week 2: ada (Tuesday) returns, cy is new; eve's Sunday is week 1.
+      expect(await store.overview({ from: T + 7 * DAY, to: T + 14 * DAY, tz: 'UTC' })).toMatchObject({
+        users: 2,
+        newUsers: 1,
+        returningUsers: 1,
+        sessions: 2,
+        handoffs: 0,
+        containmentRate: 1,
+        feedback: { count: 0, average: null },
+      })
+      // Kolkata's week 2 starts at Sunday 18:30 UTC: eve is in it, new.
+      const ist = await store.overview({ from: T + 7 * DAY - IST, to: T + 14 * DAY - IST, tz: 'Asia/Kolkata' })
+      expect(ist).toMatchObject({ users: 3, newUsers: 2, returningUsers: 1, sessions: 3, messages: 3 })
+      // Days start at local midnight: eve's and cy's messages fall on Kolkata's Monday and Tuesday.
+      expect(ist.days.map((d) => [d.t, d.messages])).toEqual([
+        [T + 7 * DAY - IST, 1],
+        [T + 8 * DAY - IST, 2],
+      ])
+    })
+
+    it('sessions are the same whatever order the messages were stored in', async () => {
+      const a = await make()
+      const b = await make()
+      await seed(a)
+      await seed(b, 'reversed')
+      // Feedback rates the answer stored before it (arrival order, like NotHandled replies): not compared.
+      const without = ({ feedback, ...rest }: Awaited<ReturnType<RecordStore['overview']>>) => ({
+        ...rest,
+        feedback: { count: feedback.count, average: feedback.average },
+      })
+      expect(without(await b.overview(ALL))).toEqual(without(await a.overview(ALL)))
+    })
+
+    it('retention by week in UTC and in Asia/Kolkata; by day', async () => {
+      const store = await make()
+      await seed(store)
+      expect(await store.retention({ ...ALL, period: 'week', now: T + 30 * DAY })).toEqual({
+        period: 'week',
+        cohorts: [
+          // ada, bob, eve; ada back in week 2; ada and bob in week 3.
+          { start: T, users: 3, active: [3, 1, 2] },
+          { start: T + 7 * DAY, users: 1, active: [1, 0] },
+          { start: T + 14 * DAY, users: 1, active: [1] },
+        ],
+      })
+      const ist = await store.retention({
+        from: T - IST,
+        to: T + 21 * DAY - IST,
+        tz: 'Asia/Kolkata',
+        period: 'week',
+        now: T + 30 * DAY,
+      })
+      expect(ist.cohorts).toEqual([
+        { start: T - IST, users: 2, active: [2, 1, 2] },
+        { start: T + 7 * DAY - IST, users: 2, active: [2, 0] },
+        { start: T + 14 * DAY - IST, users: 1, active: [1] },
+      ])
+      const days = await store.retention({ from: T, to: T + 3 * DAY, tz: 'UTC', period: 'day', now: T + 30 * DAY })
+      expect(days.cohorts).toEqual([{ start: T, users: 2, active: [2, 0, 0] }])
+    })
+
+    it('erasure takes a user’s sessions, handoff and feedback out; retention sweeps re-derive what stays', async () => {
+      const store = await make()
+      await seed(store)
+      await store.eraseUser('shop', 'ada')
+      expect(await store.overview(ALL)).toMatchObject({
+        users: 4,
+        sessions: 6,
+        handoffs: 0,
+        messages: 8,
+        feedback: { count: 1, average: -1, byIntent: [{ intent: '', count: 1, average: -1 }] },
+      })
+      // Retention deletes by receive time: week 1 goes; bob's week-3 session stays.
+      await store.deleteOlderThan({ before: T + 7 * DAY - 5 * H, limit: 1000 })
+      const o = await store.overview(ALL)
+      expect(o).toMatchObject({ users: 4, sessions: 4, messages: 5, feedback: { count: 0, average: null } })
+      const w1 = await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })
+      expect(w1).toMatchObject({ users: 1, sessions: 1 })
+    })
+
+    it('notHandled takes a limit (the clusters read the most frequent 1 000)', async () => {
+      const store = await make()
+      for (let i = 0; i < 3; i++) {
+        const x = inc(`u${i}`, T + i * MIN, { text: `question ${i % 2}`, intent: { name: 'NotHandled' } })
+        await store.add(x.record, x.messages)
+      }
+      expect((await store.notHandled({ ...ALL, limit: 1 })).map((l) => [l.text, l.count])).toEqual([['question 0', 2]])
+      expect(await store.notHandled(ALL)).toHaveLength(2)
+    })
+  })
+}
