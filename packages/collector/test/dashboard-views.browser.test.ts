@@ -65,7 +65,7 @@ describe('dashboard views in headless Chromium', () => {
     const old = now - 45 * MINUTE
     await storeAt('helpdesk', old, { text: 'from 45 minutes ago', userId: 'cus_old' })
     await bot.say('ann', 'hello')
-    await page.goto(collector.url)
+    await page.goto(`${collector.url}/#/live`)
     const svg = page.getByTestId('chart-svg')
     // Per minute: the first bar is the old message's minute, the last is now.
     await poll(async () => Number(await svg.getAttribute('data-start'))).toBe(Math.floor(old / MINUTE) * MINUTE)
@@ -88,7 +88,7 @@ describe('dashboard views in headless Chromium', () => {
 
   it('shows one set of labelled numbers, and they follow the bot filter', async () => {
     await track('helpdesk-key', 'universal', 'incoming', { text: 'my parcel is late', userId: 'cus_dana' })
-    await page.goto(collector.url)
+    await page.goto(`${collector.url}/#/live`)
     const all = await stat()
     await poll(() => page.getByTestId('count-records').textContent()).toBe(String(all.records))
     expect(await page.getByTestId('counts-scope').textContent()).toBe('All bots')

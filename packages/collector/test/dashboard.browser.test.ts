@@ -35,7 +35,7 @@ afterAll(async () => {
 
 describe('dashboard in headless Chromium', () => {
   it('records posted by a real tracker appear live in the firehose (no reload)', async () => {
-    await page.goto(collector.url)
+    await page.goto(`${collector.url}/#/live`)
     await poll(() => page.getByTestId('live-state').textContent()).toContain('live')
     expect(await page.getByTestId('firehose-item').count()).toBe(0)
 

@@ -111,7 +111,7 @@ describe('two collector processes on one PostgreSQL, one dashboard', () => {
   it('the dashboard on instance B shows both bots’ conversations live, whichever instance stored them', async () => {
     const [a, b] = collectors as [(typeof collectors)[0], (typeof collectors)[0]]
     expect(a.output()).toContain('database   PostgreSQL postgres://postgres@127.0.0.1')
-    await page.goto(b.url)
+    await page.goto(`${b.url}/#/live`)
     await poll(() => page.getByTestId('live-state').textContent()).toContain('live')
     expect(await shop.say('ada', 'hi there')).toEqual(['Hello! Ask me about your order.']) // → instance A
     expect(await help.say('bob', 'where is my order?')).toEqual(['Your order ships tomorrow.']) // → instance B

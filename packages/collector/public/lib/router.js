@@ -5,12 +5,13 @@ import { state } from './state.js'
 
 const byName = new Map(VIEWS.map((v) => [v.name, v]))
 
-const current = () => byName.get(state.view) ?? byName.get('live')
+// The home is the overview.
+const current = () => byName.get(state.view) ?? byName.get('overview')
 
 /** Shows the view the hash names and loads it once. */
 export function route() {
   const parts = location.hash.replace(/^#\/?/, '').split('/')
-  const view = byName.has(parts[0]) ? parts[0] : 'live'
+  const view = byName.has(parts[0]) ? parts[0] : 'overview'
   state.view = view
   for (const el of document.querySelectorAll('.view')) el.classList.toggle('on', el.id === `view-${view}`)
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('on', a.dataset.view === view)

@@ -3,11 +3,26 @@
 // link); add it here and the router shows it at #/<name>.
 import audience from './audience.js'
 import audit from './audit.js'
+import clusters from './clusters.js'
 import connect from './connect.js'
 import conversations from './conversations.js'
 import events from './events.js'
 import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
+import overview from './overview.js'
+import retention from './retention.js'
 
-export const VIEWS = [live, conversations, notHandled, intents, events, audience, connect, audit]
+export const VIEWS = [
+  overview,
+  live,
+  conversations,
+  notHandled,
+  clusters,
+  intents,
+  retention,
+  events,
+  audience,
+  connect,
+  audit,
+]

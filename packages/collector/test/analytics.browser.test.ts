@@ -1,0 +1,163 @@
+/**
+ * The analytics views in real headless Chromium against a real collector: the overview's
+ * numbers are the API's, the cohort table is the retention report, the clusters are the
+ * clusters report, and each view's CSV download holds the same rows. Records are stored
+ * through the collector's store at fixed offsets from now (inside the default 30 days).
+ */
+import { readFile } from 'node:fs/promises'
+import { type Collector, startCollector } from '@convotrack/collector'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { item } from './store-contract'
+import { openBrowserPage, requireChromium, screenshot } from './support/browser'
+
+let collector: Collector
+let browser: Browser
+let page: Page
+let pageErrors: string[] = []
+const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 8000, interval: 50 })
+
+const H = 3_600_000
+const DAY = 24 * H
+
+async function api<T>(path: string): Promise<T> {
+  const res = await fetch(`${collector.url}${path}`)
+  expect(res.status).toBe(200)
+  return (await res.json()) as T
+}
+
+/** RFC 4180 rows (quoted fields with doubled quotes, CRLF line ends). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let cell = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"'
+        i++
+      } else if (c === '"') quoted = false
+      else cell += c
+    } else if (c === '"') quoted = true
+    else if (c === ',') {
+      row.push(cell)
+      cell = ''
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(cell)
+      rows.push(row)
+      row = []
+      cell = ''
+      i++
+    } else cell += c
+  }
+  return rows
+}
+
+async function download(testid: string): Promise<string[][]> {
+  const [file] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testid).click()])
+  return parseCsv(await readFile((await file.path()) as string, 'utf8'))
+}
+
+beforeAll(async () => {
+  requireChromium()
+  collector = await startCollector({ port: 0 })
+  const now = Date.now()
+  const inc = (user: string, at: number, text: string, intent = 'greet') =>
+    item('demo', 'universal', 'incoming', { userId: user, text, intent: { name: intent } }, { at })
+  const out = (user: string, at: number, intent: string) =>
+    item('demo', 'universal', 'outgoing', { userId: user, text: 'ok', intent: { name: intent } }, { at })
+  const items = [
+    inc('ada', now - 20 * DAY, 'hello'),
+    out('ada', now - 20 * DAY + 1000, 'greet'),
+    item(
+      'demo',
+      'generic',
+      'event',
+      { type: 'customEvent', name: 'feedback', userId: 'ada', extraInfo: { score: 4, scale: 'stars' } },
+      { at: now - 20 * DAY + 2000 },
+    ),
+    inc('ada', now - 10 * DAY, 'hello again'),
+    inc('bob', now - 10 * DAY, 'where is my order', 'NotHandled'),
+    inc('cy', now - 2 * DAY, "where's my order??", 'NotHandled'),
+    inc('dee', now - 2 * DAY, 'where is my order please', 'NotHandled'),
+    inc('eve', now - DAY, 'cancel my subscription', 'NotHandled'),
+    inc('ada', now - H, '=HYPERLINK("http://evil.example")', 'NotHandled'),
+  ]
+  for (const i of items) await collector.store.add(i.record, i.messages)
+  ;({ browser, page, pageErrors } = await openBrowserPage())
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await collector?.close()
+})
+
+describe('analytics views in headless Chromium', () => {
+  it('the home is the overview, and its numbers are the API’s; its CSV is the same row', async () => {
+    await page.goto(collector.url)
+    const o = await api<Record<string, unknown> & { feedback: { count: number; average: number } }>(
+      '/api/reports/overview',
+    )
+    expect(o).toMatchObject({ users: 5, messages: 9, notHandled: 5, feedback: { count: 1, average: 0.5 } })
+    for (const field of [
+      'users',
+      'newUsers',
+      'returningUsers',
+      'sessions',
+      'conversations',
+      'messages',
+      'incoming',
+      'outgoing',
+      'notHandled',
+      'handoffs',
+    ])
+      await poll(() => page.getByTestId(`ov-${field}`).textContent()).toBe(String(o[field]))
+    expect(await page.getByTestId('ov-feedback').textContent()).toBe('1 · avg 0.50')
+    // A sparkline per day: its values are the API's days.
+    const days = o.days as Array<{ messages: number }>
+    expect(await page.getByTestId('spark-messages').getAttribute('data-values')).toBe(
+      days.map((d) => d.messages).join(','),
+    )
+    const csv = await download('csv-overview')
+    const [head, row] = csv as [string[], string[]]
+    expect(Number(row[head.indexOf('users')])).toBe(o.users)
+    expect(Number(row[head.indexOf('sessions')])).toBe(o.sessions)
+    expect(Number(row[head.indexOf('feedbackAverage')])).toBe(0.5)
+    await screenshot(page, 'analytics-overview')
+  })
+
+  it('the cohort table is the retention report, by week and by day', async () => {
+    await page.goto(`${collector.url}/#/retention`)
+    const weeks = await api<{ cohorts: Array<{ users: number; active: number[] }> }>(
+      '/api/reports/retention?period=week',
+    )
+    await poll(() => page.getByTestId('cohort-row').count()).toBe(weeks.cohorts.length)
+    expect(await page.getByTestId('cohort-users').allTextContents()).toEqual(weeks.cohorts.map((c) => String(c.users)))
+    expect(await page.getByTestId('cohort-active').allTextContents()).toEqual(
+      weeks.cohorts.flatMap((c) => c.active.map(String)),
+    )
+    await page.locator('[data-period="day"]').click()
+    const days = await api<{ cohorts: Array<{ users: number }> }>('/api/reports/retention?period=day')
+    await poll(() => page.getByTestId('cohort-row').count()).toBe(days.cohorts.length)
+    const csv = await download('csv-retention')
+    expect(csv.slice(1).map((r) => Number(r[1]))).toEqual(days.cohorts.map((c) => c.users))
+    await screenshot(page, 'analytics-retention')
+  })
+
+  it('clusters group the same question; the CSV has the same rows, a formula neutralised', async () => {
+    await page.goto(`${collector.url}/#/clusters`)
+    const { clusters } = await api<{ clusters: Array<{ label: string; count: number; users: number }> }>(
+      '/api/reports/not-handled/clusters',
+    )
+    expect(clusters[0]).toMatchObject({ count: 3, users: 3 })
+    await poll(() => page.getByTestId('cluster-label').allTextContents()).toEqual(clusters.map((c) => c.label))
+    const csv = await download('csv-not-handled-clusters')
+    expect(csv[0]).toEqual(['label', 'count', 'users', 'examples'])
+    expect(csv.slice(1).map((r) => [r[1], r[2]])).toEqual(clusters.map((c) => [String(c.count), String(c.users)]))
+    // The spreadsheet sees text, not a formula.
+    expect(csv.slice(1).map((r) => r[0])).toContain(`'=HYPERLINK("http://evil.example")`)
+    expect(pageErrors).toEqual([])
+  })
+})
