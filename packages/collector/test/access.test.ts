@@ -181,6 +181,7 @@ const CASES: Case[] = [
     ok: 200,
     req: (b) => ({ path: `/api/transcript?bot=${b}&thread=${b === 'shop' ? 'u1' : 'u2'}` }),
   },
+  { route: 'GET /api/search', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/search?q=hello&bot=${b}` }) },
   { route: 'GET /api/records/:id', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/records/${ids[b]}` }) },
   ...['not-handled', 'intents', 'events', 'segments', 'timeline', 'overview', 'retention', 'not-handled/clusters'].map(
     (r): Case => ({

@@ -226,3 +226,61 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
     })
   })
 }
+
+export function runSearchContract(name: string, factory: StoreFactory): void {
+  describe(`search contract: ${name}`, () => {
+    const open: RecordStore[] = []
+    afterEach(async () => {
+      for (const s of open.splice(0)) await s.close()
+    })
+
+    it('words, "quoted phrases" and prefix*, newest first, paged; scoped; erasure removes the text', async () => {
+      const { store } = await factory()
+      open.push(store)
+      const texts: Array<[string, string, number]> = [
+        ['ada', 'Where is my order?', T],
+        ['bob', 'my order is where exactly', T + MIN],
+        ['cy', 'ordering a pizza', T + 2 * MIN],
+        ['ada', 'Where IS my parcel', T + 3 * MIN],
+        ['dee', 'cancel my subscription', T + 4 * MIN],
+      ]
+      for (const [user, text, at] of texts) {
+        const x = inc(user, at, { text })
+        await store.add(x.record, x.messages)
+      }
+      const other = item('other', 'universal', 'incoming', { userId: 'zed', text: 'where is my order' }, { at: T })
+      await store.add(other.record, other.messages)
+      const range = { from: T - DAY, to: T + DAY }
+      const texts_ = async (q: string, extra: Obj = {}) =>
+        (await store.search({ ...range, bot: 'shop', q, ...extra })).map((h) => h.text)
+      expect(await texts_('where my')).toEqual([
+        'Where IS my parcel',
+        'my order is where exactly',
+        'Where is my order?',
+      ])
+      expect(await texts_('"where is my"')).toEqual(['Where IS my parcel', 'Where is my order?'])
+      expect(await texts_('order*')).toEqual(['ordering a pizza', 'my order is where exactly', 'Where is my order?'])
+      expect(await texts_('"is my" order')).toEqual(['Where is my order?'])
+      // Operators of the query languages are only text.
+      expect(await texts_('order OR pizza')).toEqual([])
+      expect(await texts_('NEAR(where order) -')).toEqual([])
+      // Pages: newest first, the next after the last hit's (ts, id).
+      const first = await store.search({ ...range, bot: 'shop', q: 'my', limit: 2 })
+      expect(first.map((h) => h.userId)).toEqual(['dee', 'ada'])
+      const last = first[1] as (typeof first)[number]
+      const second = await store.search({ ...range, bot: 'shop', q: 'my', limit: 2, cursor: `${last.ts}:${last.id}` })
+      expect(second.map((h) => h.text)).toEqual(['my order is where exactly', 'Where is my order?'])
+      expect(second[0]).toMatchObject({ bot: 'shop', thread: 'bob', userId: 'bob', direction: 'incoming', ts: T + MIN })
+      // The scope: both bots, or none.
+      expect((await store.search({ ...range, q: '"where is my order"' })).map((h) => h.bot).sort()).toEqual([
+        'other',
+        'shop',
+      ])
+      expect(await store.search({ ...range, bots: [], q: 'order' })).toEqual([])
+      // Erasure: the user's text is gone from the index.
+      await store.eraseUser('shop', 'ada')
+      expect(await texts_('where')).toEqual(['my order is where exactly'])
+      expect(await texts_('parcel')).toEqual([])
+    })
+  })
+}

@@ -1,6 +1,6 @@
 import { PgRecordStore } from '@convotrack/collector'
 import { afterAll, beforeAll } from 'vitest'
-import { runAnalyticsContract } from './analytics-contract'
+import { runAnalyticsContract, runSearchContract } from './analytics-contract'
 import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -25,3 +25,4 @@ runRollupContract('PostgreSQL', async () => {
 })
 
 runAnalyticsContract('PostgreSQL', async () => ({ store: await PgRecordStore.open(await server.createDatabase()) }))
+runSearchContract('PostgreSQL', async () => ({ store: await PgRecordStore.open(await server.createDatabase()) }))

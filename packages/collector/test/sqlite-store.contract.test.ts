@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SqliteRecordStore } from '@convotrack/collector'
 import { afterAll } from 'vitest'
-import { runAnalyticsContract } from './analytics-contract'
+import { runAnalyticsContract, runSearchContract } from './analytics-contract'
 import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 
@@ -24,3 +24,4 @@ runRollupContract('SQLite file', async () => {
 })
 
 runAnalyticsContract('SQLite in memory', async () => ({ store: new SqliteRecordStore(':memory:') }))
+runSearchContract('SQLite in memory', async () => ({ store: new SqliteRecordStore(':memory:') }))

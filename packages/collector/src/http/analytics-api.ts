@@ -7,8 +7,9 @@ import type { Request, Router } from 'express'
 import { RequestError } from '../errors'
 import { PERIODS, type Period } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
+import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
 import type { RecordStore } from '../store/store'
-import { col, isoTime, readOf, sendReport } from './read-params'
+import { col, intParam, isoTime, readOf, sendReport } from './read-params'
 
 /** Distinct NotHandled inputs the clusters are made of: the range's most frequent. */
 export const CLUSTER_PHRASES = 1_000
@@ -64,6 +65,34 @@ export function analyticsRoutes(api: Router, store: RecordStore): void {
       ...Array.from({ length: width }, (_, k) =>
         col(`${period} ${k}`, (c: (typeof report.cohorts)[number]) => c.active[k]),
       ),
+    ])
+  })
+
+  api.get('/search', async (req, res) => {
+    const q = typeof req.query.q === 'string' ? req.query.q : ''
+    if (q.trim() === '') throw new RequestError(400, 'invalid_request', 'query `q` is required', 'q')
+    const cursor = typeof req.query.next === 'string' && req.query.next !== '' ? req.query.next : undefined
+    if (cursor !== undefined && !parseSearchCursor(cursor))
+      throw new RequestError(400, 'invalid_request', "query `next` must be an answer's `next`", 'next')
+    const limit = Math.min(Math.max(1, Math.floor(intParam(req, 'limit') ?? 50)), 500)
+    const filter = readOf(req, res)
+    let hits: Awaited<ReturnType<RecordStore['search']>>
+    try {
+      hits = await store.search({ ...filter, q, limit, ...(cursor === undefined ? {} : { cursor }) })
+    } catch (e) {
+      if (e instanceof SearchQueryError) throw new RequestError(400, 'invalid_request', e.message, 'q')
+      throw e
+    }
+    const last = hits[hits.length - 1]
+    const next = last && hits.length === limit ? searchCursor(last.ts, last.id) : null
+    sendReport(req, res, 'search', { from: filter.from, to: filter.to, tz: filter.tz, hits, next }, hits, [
+      col('ts', (h) => isoTime(h.ts)),
+      col('bot', (h) => h.bot),
+      col('thread', (h) => h.thread),
+      col('userId', (h) => h.userId),
+      col('direction', (h) => h.direction),
+      col('text', (h) => h.text),
+      col('id', (h) => h.id),
     ])
   })
 

@@ -3,7 +3,7 @@
  * a {@link StoredMessage}, the row shapes of the reports turned into the store's report types,
  * and the clamp on read limits. The SQL itself stays with each store.
  */
-import type { EventsReport, MessengerPageConfig, Segment, StoredMessage, StoredRecord } from './store'
+import type { EventsReport, MessengerPageConfig, SearchHit, Segment, StoredMessage, StoredRecord } from './store'
 
 /** A row of the messages table (both stores name the columns alike), with the event's raw record when it is one. */
 export interface MessageRow {
@@ -154,5 +154,18 @@ export async function* pagedRecords(page: (after: number) => Promise<StoredRecor
     after = (rows[rows.length - 1] as StoredRecord).id
     // Let ingest and other requests run between pages.
     await new Promise((r) => setImmediate(r))
+  }
+}
+
+/** A search hit from its row (id, bot, thread, user_id, direction, text, ts). */
+export function searchHit(r: Record<string, unknown>): SearchHit {
+  return {
+    id: Number(r.id),
+    bot: String(r.bot),
+    thread: String(r.thread),
+    userId: String(r.user_id),
+    direction: String(r.direction) as SearchHit['direction'],
+    text: String(r.text ?? ''),
+    ts: Number(r.ts),
   }
 }

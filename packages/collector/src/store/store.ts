@@ -115,6 +115,18 @@ export interface TimelineBucket {
   events: number
 }
 
+/** A message whose text matched a search. */
+export interface SearchHit {
+  id: number
+  bot: string
+  thread: string
+  userId: string
+  direction: 'incoming' | 'outgoing' | 'event'
+  text: string
+  /** Event time. */
+  ts: number
+}
+
 /** Options every store takes. */
 export interface StoreOptions {
   /**
@@ -243,6 +255,12 @@ export interface RecordStore {
   notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]>
   /** The overview (users, sessions, messages, NotHandled, handoffs, feedback) with per-day figures in `tz`. */
   overview(filter: ReadFilter): Promise<OverviewReport>
+  /**
+   * Messages whose text matches `q` (words, "quoted phrases", prefix*; every term), newest first:
+   * `limit` (default 50) hits after `cursor` (the last hit's `ts:id`). Throws SearchQueryError
+   * for a query without a word.
+   */
+  search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]>
   /** Retention cohorts by `period` (day, week, month in `tz`); `now` ends an open range. */
   retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport>
   intents(filter: ReadFilter): Promise<IntentLine[]>

@@ -4,6 +4,7 @@ import { rebuildAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
+import { PG_SEARCH_DDL } from '../../reports/search-query'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -154,6 +155,7 @@ ${analyticsDdl(postgresDialect)}
       )
     },
   },
+  { version: 5, name: 'search: GIN index over message text', sql: PG_SEARCH_DDL },
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

@@ -24,6 +24,7 @@ import {
 } from '../../reports/report-queries'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
+import { searchQuery } from '../../reports/search-query'
 import type {
   AddResult,
   AuditEntry,
@@ -37,6 +38,7 @@ import type {
   PauseState,
   ReadFilter,
   RecordStore,
+  SearchHit,
   Segment,
   StoreChange,
   StoredMessage,
@@ -50,6 +52,7 @@ import {
   type MessageRow,
   type MessengerPageRow,
   pagedRecords,
+  searchHit,
   toMessage,
   toMessengerPage,
 } from '../store-rows'
@@ -585,6 +588,10 @@ export class PgRecordStore implements RecordStore {
 
   async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
     return retentionReport(d, this.exec, filter)
+  }
+
+  async search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]> {
+    return (await this.exec(searchQuery(d, { ...filter, limit: clampLimit(filter.limit, 50) }))).map(searchHit)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {

@@ -5,6 +5,7 @@ import { type Query, sqliteDialect } from '../../reports/dialect'
 import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
+import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -136,6 +137,13 @@ ${rollupDdl(sqliteDialect)}
       addColumn(db, keep, 'messages', 'rated_intent', 'TEXT')
       db.exec(analyticsDdl(sqliteDialect))
       runSteps(rebuildAnalytics(sqliteDialect), run)
+    },
+  },
+  {
+    version: 4,
+    name: 'search: FTS5 over message text (kept by triggers)',
+    apply(db) {
+      db.exec(SQLITE_SEARCH_DDL)
     },
   },
 ]

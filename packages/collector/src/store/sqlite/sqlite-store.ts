@@ -23,6 +23,7 @@ import {
 } from '../../reports/report-queries'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
+import { searchQuery } from '../../reports/search-query'
 import type {
   AddResult,
   AuditEntry,
@@ -36,6 +37,7 @@ import type {
   PauseState,
   ReadFilter,
   RecordStore,
+  SearchHit,
   Segment,
   StoredMessage,
   StoredRecord,
@@ -49,6 +51,7 @@ import {
   type MessageRow,
   type MessengerPageRow,
   pagedRecords,
+  searchHit,
   toMessage,
   toMessengerPage,
 } from '../store-rows'
@@ -285,6 +288,10 @@ export class SqliteRecordStore implements RecordStore {
 
   async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
     return retentionReport(d, this.exec, filter)
+  }
+
+  async search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]> {
+    return (await this.exec(searchQuery(d, { ...filter, limit: clampLimit(filter.limit, 50) }))).map(searchHit)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {

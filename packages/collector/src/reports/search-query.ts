@@ -1,0 +1,128 @@
+/**
+ * Full-text search over message text, written once for both databases: the user's query (words,
+ * "quoted phrases", prefix*) parsed into terms, then the database's own query language —
+ * PostgreSQL `to_tsquery('simple', …)` over a GIN index, SQLite FTS5 (an external-content table
+ * kept by triggers on the messages table). Every term must match; hits newest first, in keyset
+ * pages. Terms are letters and digits only: nothing the user types reaches either query
+ * language as syntax.
+ */
+import type { ReadFilter } from '../store/store'
+import type { Dialect, Query } from './dialect'
+import { scopeSql, tsRangeSql } from './message-queries'
+
+/** One term of a search: a word, a phrase (words in a row) or a prefix. */
+export interface SearchTerm {
+  words: string[]
+  prefix: boolean
+}
+
+/** Why a search query was refused. */
+export class SearchQueryError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'SearchQueryError'
+  }
+}
+
+const WORD = /[\p{L}\p{N}]+/gu
+const words = (text: string): string[] => (text.toLowerCase().match(WORD) ?? []).slice(0, 16)
+
+/**
+ * The terms of a query: `"…"` a phrase, `word*` a prefix, other words each a term. At most 16
+ * terms; a query without a letter or digit is refused.
+ *
+ * @example parseSearch('"where is" order* late') // [{words:['where','is']}, {words:['order'], prefix:true}, {words:['late']}]
+ */
+export function parseSearch(q: string): SearchTerm[] {
+  const terms: SearchTerm[] = []
+  for (const m of q.matchAll(/"([^"]*)"|(\S+)/g)) {
+    if (m[1] !== undefined) {
+      const w = words(m[1])
+      if (w.length > 0) terms.push({ words: w, prefix: false })
+      continue
+    }
+    const token = m[2] as string
+    const prefix = token.endsWith('*')
+    const w = words(token)
+    // "can't" is two words in both indexes: a phrase of them.
+    if (w.length > 0) terms.push({ words: w, prefix })
+  }
+  if (terms.length === 0) throw new SearchQueryError('query `q` must contain a word (letters or digits)')
+  return terms.slice(0, 16)
+}
+
+/** The query in PostgreSQL's tsquery syntax (`a & b <-> c & d:*`). */
+export function toTsQuery(terms: readonly SearchTerm[]): string {
+  return terms
+    .map((t) => t.words.map((w, i) => (t.prefix && i === t.words.length - 1 ? `${w}:*` : w)).join(' <-> '))
+    .join(' & ')
+}
+
+/** The query in FTS5 syntax (`"a" "b c" "d"*`). */
+export function toFtsQuery(terms: readonly SearchTerm[]): string {
+  return terms.map((t) => `"${t.words.join(' ')}"${t.prefix ? '*' : ''}`).join(' ')
+}
+
+/** A search page's cursor: the last hit's (ts, id). */
+export const searchCursor = (ts: number, id: number): string => `${ts}:${id}`
+
+export function parseSearchCursor(cursor: string | undefined): [number, number] | undefined {
+  if (cursor === undefined || cursor === '') return undefined
+  const m = /^(-?\d+):(\d+)$/.exec(cursor)
+  return m ? [Number(m[1]), Number(m[2])] : undefined
+}
+
+/** The statement of one search page: hits newest first, after `cursor`. */
+export function searchQuery(
+  d: Dialect,
+  filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
+): Query {
+  const terms = parseSearch(filter.q)
+  const params: unknown[] = []
+  const m = d.table('messages')
+  let match: string
+  let from: string
+  if (d.name === 'postgres') {
+    from = `${m} m`
+    match = `to_tsvector('simple', coalesce(m.text, '')) @@ to_tsquery('simple', ?)`
+    params.push(toTsQuery(terms))
+  } else {
+    from = `messages_fts f JOIN ${m} m ON m.id = f.rowid`
+    match = 'messages_fts MATCH ?'
+    params.push(toFtsQuery(terms))
+  }
+  let and = scopeSql(d, filter, params, 'm.bot') + tsRangeSql(filter, params, 'm.ts')
+  const cursor = parseSearchCursor(filter.cursor)
+  if (cursor) {
+    and += ' AND (m.ts < ? OR (m.ts = ? AND m.id < ?))'
+    params.push(cursor[0], cursor[0], cursor[1])
+  }
+  params.push(filter.limit)
+  return {
+    sql: `SELECT m.id, m.bot, m.thread, m.user_id, m.direction, m.text, m.ts FROM ${from}
+      WHERE ${match}${and} ORDER BY m.ts DESC, m.id DESC LIMIT ?`,
+    params,
+  }
+}
+
+/** The SQLite full-text index: FTS5 over the messages' text, kept by triggers (insert, delete, update of text). */
+export const SQLITE_SEARCH_DDL = `
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(text, content='messages', content_rowid='id');
+CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages WHEN new.text IS NOT NULL BEGIN
+  INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages WHEN old.text IS NOT NULL BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text IS NOT NULL;
+  INSERT INTO messages_fts (rowid, text) SELECT new.id, new.text WHERE new.text IS NOT NULL;
+END;
+INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+`
+
+/** The PostgreSQL full-text index: GIN over the 'simple' configuration (no stemming: any language). */
+export const PG_SEARCH_DDL = `
+CREATE INDEX IF NOT EXISTS convotrack_messages_text_search ON convotrack_messages
+  USING gin (to_tsvector('simple', coalesce(text, '')));
+`
