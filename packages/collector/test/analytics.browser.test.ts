@@ -86,6 +86,12 @@ beforeAll(async () => {
     inc('ada', now - H, '=HYPERLINK("http://evil.example")', 'NotHandled'),
   ]
   for (const i of items) await collector.store.add(i.record, i.messages)
+  // fay's transcript is longer than a page (500): her first message is on an older page.
+  await collector.store.addMany(
+    Array.from({ length: 520 }, (_, k) =>
+      inc('fay', now - 3 * DAY + k * 1000, k === 0 ? 'the zebra question' : `chat ${k}`),
+    ),
+  )
   ;({ browser, page, pageErrors } = await openBrowserPage())
 })
 
@@ -100,7 +106,7 @@ describe('analytics views in headless Chromium', () => {
     const o = await api<Record<string, unknown> & { feedback: { count: number; average: number } }>(
       '/api/reports/overview',
     )
-    expect(o).toMatchObject({ users: 5, messages: 9, notHandled: 5, feedback: { count: 1, average: 0.5 } })
+    expect(o).toMatchObject({ users: 6, messages: 529, notHandled: 5, feedback: { count: 1, average: 0.5 } })
     for (const field of [
       'users',
       'newUsers',
@@ -158,6 +164,30 @@ describe('analytics views in headless Chromium', () => {
     expect(csv.slice(1).map((r) => [r[1], r[2]])).toEqual(clusters.map((c) => [String(c.count), String(c.users)]))
     // The spreadsheet sees text, not a formula.
     expect(csv.slice(1).map((r) => r[0])).toContain(`'=HYPERLINK("http://evil.example")`)
+  })
+
+  it('the header search box finds messages; a hit opens the transcript at that message', async () => {
+    await page.goto(`${collector.url}/#/overview`)
+    await page.getByTestId('search-input').fill('"my order"')
+    await page.getByTestId('search-input').press('Enter')
+    const { hits } = await api<{ hits: Array<{ id: number; text: string }> }>(
+      `/api/search?q=${encodeURIComponent('"my order"')}`,
+    )
+    expect(hits.map((x) => x.text)).toEqual(['where is my order please', "where's my order??", 'where is my order'])
+    await poll(() => page.getByTestId('search-hit').count()).toBe(hits.length)
+    await page.getByTestId('search-hit').first().click()
+    const hit = page.locator('[data-hit="true"]')
+    await poll(() => hit.getAttribute('data-id')).toBe(String(hits[0]?.id))
+    // On an older page of a long transcript: it is loaded and scrolled to.
+    await page.getByTestId('search-input').fill('zeb*')
+    await page.getByTestId('search-input').press('Enter')
+    await poll(() => page.getByTestId('search-hit').allTextContents()).toEqual([
+      expect.stringContaining('the zebra question'),
+    ])
+    await page.getByTestId('search-hit').first().click()
+    await poll(() => page.locator('[data-hit="true"] .bubble').textContent()).toBe('the zebra question')
+    expect(await page.locator('[data-hit="true"]').isVisible()).toBe(true)
+    await screenshot(page, 'analytics-search-hit')
     expect(pageErrors).toEqual([])
   })
 })

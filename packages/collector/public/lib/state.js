@@ -7,6 +7,8 @@ export const state = {
   view: 'live',
   /** The open transcript: { bot, thread, paused, info, busy, olderBeforeId, loading }. */
   current: null,
+  /** A message id the next opened transcript scrolls to (a search hit), or null. */
+  focusMessage: null,
   /** Chart bucket: 'minute' | 'hour'. */
   bucket: 'minute',
   /** Operator messages sent from any dashboard, not yet matched to the bot's tracked copy. */

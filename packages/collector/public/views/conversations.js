@@ -5,6 +5,7 @@ import { $, h } from '../lib/dom.js'
 import { platformBadge, time, transcriptHref } from '../lib/format.js'
 import { conversationName, learnThreadUser, state } from '../lib/state.js'
 import { highlightOpen, openTranscript } from './transcript.js'
+import { focusMessage } from './transcript-focus.js'
 
 const isOpen = (c) => state.current && state.current.bot === c.bot && state.current.thread === c.thread
 
@@ -106,8 +107,15 @@ export default {
   name: 'conversations',
   async load(params) {
     await loadConversations()
-    if (params[0] && params[1])
+    if (params[0] && params[1]) {
       await openTranscript(decodeURIComponent(params[0]), decodeURIComponent(params.slice(1).join('/')))
+      // Opened from a search hit: at that message.
+      if (state.focusMessage != null) {
+        const id = state.focusMessage
+        state.focusMessage = null
+        await focusMessage(id)
+      }
+    }
   },
   refresh: loadConversations,
 }

@@ -12,6 +12,7 @@ import live from './live.js'
 import notHandled from './not-handled.js'
 import overview from './overview.js'
 import retention from './retention.js'
+import search from './search.js'
 
 export const VIEWS = [
   overview,
@@ -25,4 +26,5 @@ export const VIEWS = [
   audience,
   connect,
   audit,
+  search,
 ]
