@@ -16,6 +16,7 @@ export {
 } from './http/track-batch-route'
 export { eventTime, FUTURE_SLACK_MS } from './ingest/event-time'
 export {
+  ANONYMOUS_USER,
   LEGACY_PLATFORMS,
   LEGACY_TYPES,
   type LegacyPlatform,
