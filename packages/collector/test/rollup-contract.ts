@@ -231,7 +231,7 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
     .map(({ lastId: _, ...c }) => c)
 }
 
-async function expectMatchesRecount(store: RecordStore, filter: ReadFilter = {}) {
+export async function expectMatchesRecount(store: RecordStore, filter: ReadFilter = {}) {
   const all = await allMessages(store)
   const want = recount(all, filter)
   expect(await store.counts(filter)).toEqual(want.counts)
