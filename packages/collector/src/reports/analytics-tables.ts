@@ -67,8 +67,6 @@ export const USER_HOURS: RollupSpec = {
 export const PATH_DEPTH_MAX = 8
 
 export const ANALYTICS_ROLLUPS: readonly RollupSpec[] = [SESSIONS, SESSION_HOURS, FEEDBACK, USER_HOURS]
-/** Tables whose rows are pure sums (taken back by subtracting). */
-export const ANALYTICS_SUMMED: readonly RollupSpec[] = [USER_HOURS]
 
 /** CREATE TABLE / INDEX of the analytics summaries and the indexes their reads need on other tables. */
 export function analyticsDdl(d: Dialect): string {

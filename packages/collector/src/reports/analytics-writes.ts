@@ -4,7 +4,7 @@
  * in the insert's transaction, after an erasure or a retention step, and by the migration that
  * derives them from stored messages.
  */
-import { ANALYTICS_ROLLUPS, ANALYTICS_SUMMED, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { floorHour, HOUR_MS } from './range'
@@ -79,10 +79,14 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
   for (const q of upsertQueries(d, SESSIONS, added.map(sessionRow))) yield q
 }
 
-/** Upserts the changes, sessions per hour last, dropping rows whose count reached 0. */
+/**
+ * Upserts the changes in one fixed order of tables (users per hour, sessions per hour, feedback),
+ * dropping rows whose count reached 0: every writer (ingest, erasure, retention) locks summary
+ * rows in the same order, so two PostgreSQL transactions never wait on each other in a circle.
+ */
 function* flush(d: Dialect, deltas: Deltas): Steps {
-  for (const [spec, rows] of deltas) {
-    const list = [...rows.values()].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
+  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK]) {
+    const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
     for (const q of upsertQueries(d, spec, list)) yield q
     if (spec === SESSION_HOURS || spec === FEEDBACK) for (const q of dropEmptyQueries(d, spec, list)) yield q
   }
@@ -182,40 +186,16 @@ const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.use
  * the messages that remain.
  */
 export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[], gapMs: number): Steps {
-  const negative: Deltas = new Map()
-  for (const m of doomed)
-    if (m.userId !== '')
-      addRow(negative, USER_HOURS, { bot: m.bot, hour: floorHour(m.ts), user_id: m.userId, messages: -1 })
-  for (const spec of ANALYTICS_SUMMED) {
-    const rows = [...(negative.get(spec)?.values() ?? [])]
-    for (const q of upsertQueries(d, spec, rows)) yield q
-    for (const q of dropEmptyQueries(d, spec, rows)) yield q
-  }
-  const messages = d.table('messages')
-  const deltas: Deltas = new Map()
-
-  const hours = new Map<string, { bot: string; hour: number }>()
-  for (const m of doomed)
-    if (isFeedback(m)) hours.set(`${m.bot}${sep}${floorHour(m.ts)}`, { bot: m.bot, hour: floorHour(m.ts) })
-  for (const h of hours.values()) {
-    yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
-    const rows = yield {
-      sql: `SELECT score, rated_intent FROM ${messages} WHERE bot = ? AND ts >= ? AND ts < ? AND score IS NOT NULL`,
-      params: [h.bot, h.hour, h.hour + HOUR_MS],
-    }
-    for (const r of rows)
-      addRow(deltas, FEEDBACK, {
-        ...h,
-        intent: String(r.rated_intent ?? ''),
-        n: 1,
-        score_sum: Number(r.score),
-      })
-  }
-
   const users = new Map<string, { bot: string; userId: string }>()
   for (const m of doomed) if (m.userId !== '') users.set(`${m.bot}${sep}${m.userId}`, { bot: m.bot, userId: m.userId })
+  // The same order as ingest: users' locks, sessions, then the summed tables (flush).
   yield* lockUsers(d, [...users.keys()])
+  const messages = d.table('messages')
   const sessions = d.table(SESSIONS.name)
+  const deltas: Deltas = new Map()
+  for (const m of doomed)
+    if (m.userId !== '')
+      addRow(deltas, USER_HOURS, { bot: m.bot, hour: floorHour(m.ts), user_id: m.userId, messages: -1 })
   const removed: Session[] = []
   const added: Session[] = []
   for (const u of [...users.values()]) {
@@ -240,7 +220,24 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
   // Sessions that stay as they were are deleted and written again: their counts net to 0.
   yield* writeSessions(d, deltas, removed, [])
   yield* writeSessions(d, deltas, [], added)
+
+  // Feedback of each touched hour, from the events that remain (their score and rated intent are on their rows).
+  const hours = new Map<string, { bot: string; hour: number }>()
+  for (const m of doomed)
+    if (isFeedback(m)) hours.set(`${m.bot}${sep}${floorHour(m.ts)}`, { bot: m.bot, hour: floorHour(m.ts) })
+  const again: Deltas = new Map()
+  for (const h of [...hours.values()].sort((a, b) => (a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : a.hour - b.hour))) {
+    const rows = yield {
+      sql: `SELECT score, rated_intent FROM ${messages} WHERE bot = ? AND ts >= ? AND ts < ? AND score IS NOT NULL`,
+      params: [h.bot, h.hour, h.hour + HOUR_MS],
+    }
+    for (const r of rows)
+      addRow(again, FEEDBACK, { ...h, intent: String(r.rated_intent ?? ''), n: 1, score_sum: Number(r.score) })
+  }
   yield* flush(d, deltas)
+  for (const h of hours.values())
+    yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
+  yield* flush(d, again)
 }
 
 /** Messages read per step of a rebuild. */

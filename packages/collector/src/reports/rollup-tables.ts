@@ -147,7 +147,8 @@ export const CONVERSATIONS: RollupSpec = {
   ],
 }
 
-export const ROLLUPS: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, NOT_HANDLED, USER_DAYS, USERS, CONVERSATIONS]
+/** Every summary, in the order writers lock them (ingest, erasure and retention alike). */
+export const ROLLUPS: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, USER_DAYS, NOT_HANDLED, USERS, CONVERSATIONS]
 
 /** A row of changes to one summary table: its column values by name. */
 export type RollupRow = Record<string, string | number | null>

@@ -1,30 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import {
-  type OverviewReport,
-  overviewReport,
-  type RetentionReport,
-  retentionReport,
-} from '../../reports/analytics-queries'
+import type { OverviewReport, RetentionReport } from '../../reports/analytics-queries'
+import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
-import {
-  conversationsReport,
-  countsReport,
-  eventsReportOf,
-  intentsReport,
-  notHandledReport,
-  type Row,
-  segmentsReport,
-  timelineReport,
-} from '../../reports/report-queries'
+import type { Row } from '../../reports/report-queries'
+import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
-import { searchQuery } from '../../reports/search-query'
 import type {
   AddResult,
   AuditEntry,
@@ -52,7 +39,6 @@ import {
   type MessageRow,
   type MessengerPageRow,
   pagedRecords,
-  searchHit,
   toMessage,
   toMessengerPage,
 } from '../store-rows'
@@ -227,7 +213,9 @@ export class PgRecordStore implements RecordStore {
     private readonly heartbeatMs: number,
     private readonly queryTimeoutMs: number,
     private readonly gapMs: number,
-  ) {}
+  ) {
+    this.analytics = analyticsReads(d, (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params), gapMs)
+  }
 
   /**
    * Connects, applies pending migrations (versioned, idempotent, one instance at a time), and
@@ -556,8 +544,9 @@ export class PgRecordStore implements RecordStore {
     return rows[0]
   }
 
-  /** The reports' way of running a statement (pooled, bounded like every read). */
-  private readonly exec = (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params)
+  /** The reports, on this database (pooled, bounded like every read). */
+  private readonly reports = reportReads(d, (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params))
+  private readonly analytics: AnalyticsReads
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
     const q = recentQuery(d, filter, clampLimit(filter.limit, 100))
@@ -565,7 +554,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
-    return conversationsReport(d, this.exec, { ...filter, limit: clampLimit(filter.limit, 200) })
+    return this.reports.conversations(filter)
   }
 
   async transcript(
@@ -579,35 +568,35 @@ export class PgRecordStore implements RecordStore {
   }
 
   async notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]> {
-    return notHandledReport(d, this.exec, filter, clampLimit(filter.limit, 500))
+    return this.reports.notHandled(filter)
   }
 
   async overview(filter: ReadFilter): Promise<OverviewReport> {
-    return overviewReport(d, this.exec, filter, this.gapMs)
+    return this.analytics.overview(filter)
   }
 
   async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
-    return retentionReport(d, this.exec, filter)
+    return this.analytics.retention(filter)
   }
 
   async search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]> {
-    return (await this.exec(searchQuery(d, { ...filter, limit: clampLimit(filter.limit, 50) }))).map(searchHit)
+    return this.analytics.search(filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return intentsReport(d, this.exec, filter)
+    return this.reports.intents(filter)
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    return eventsReportOf(d, this.exec, filter)
+    return this.reports.events(filter)
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
-    return segmentsReport(d, this.exec, filter)
+    return this.reports.segments(filter)
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    return timelineReport(d, this.exec, filter)
+    return this.reports.timeline(filter)
   }
 
   async paused(bot: string, thread: string): Promise<boolean> {
@@ -626,7 +615,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    return countsReport(d, this.exec, filter)
+    return this.reports.counts(filter)
   }
 
   // ------------------------------------------------------------------ lifecycle and audit

@@ -1,29 +1,16 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import {
-  type OverviewReport,
-  overviewReport,
-  type RetentionReport,
-  retentionReport,
-} from '../../reports/analytics-queries'
+import type { OverviewReport, RetentionReport } from '../../reports/analytics-queries'
+import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
-import {
-  conversationsReport,
-  countsReport,
-  eventsReportOf,
-  intentsReport,
-  notHandledReport,
-  type Row,
-  segmentsReport,
-  timelineReport,
-} from '../../reports/report-queries'
+import type { Row } from '../../reports/report-queries'
+import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
-import { searchQuery } from '../../reports/search-query'
 import type {
   AddResult,
   AuditEntry,
@@ -51,7 +38,6 @@ import {
   type MessageRow,
   type MessengerPageRow,
   pagedRecords,
-  searchHit,
   toMessage,
   toMessengerPage,
 } from '../store-rows'
@@ -96,6 +82,7 @@ export class SqliteRecordStore implements RecordStore {
   ) => AddResult[]
   private pending: PendingAdd[] = []
   private readonly gapMs: number
+  private readonly analytics: AnalyticsReads
 
   /**
    * @param file SQLite file path, or `:memory:`.
@@ -103,6 +90,7 @@ export class SqliteRecordStore implements RecordStore {
    */
   constructor(file = ':memory:', options: StoreOptions = {}) {
     this.gapMs = sessionGapMs(options)
+    this.analytics = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs)
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
     if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
@@ -201,8 +189,8 @@ export class SqliteRecordStore implements RecordStore {
     return []
   }
 
-  /** The reports' way of running a statement. */
-  private readonly exec = async (q: Query): Promise<Row[]> => this.run(q)
+  /** The reports, on this database. */
+  private readonly reports = reportReads(d, async (q: Query): Promise<Row[]> => this.run(q))
 
   private stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql)
@@ -269,7 +257,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
-    return conversationsReport(d, this.exec, { ...filter, limit: clampLimit(filter.limit, 200) })
+    return this.reports.conversations(filter)
   }
 
   async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
@@ -279,35 +267,35 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]> {
-    return notHandledReport(d, this.exec, filter, clampLimit(filter.limit, 500))
+    return this.reports.notHandled(filter)
   }
 
   async overview(filter: ReadFilter): Promise<OverviewReport> {
-    return overviewReport(d, this.exec, filter, this.gapMs)
+    return this.analytics.overview(filter)
   }
 
   async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
-    return retentionReport(d, this.exec, filter)
+    return this.analytics.retention(filter)
   }
 
   async search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]> {
-    return (await this.exec(searchQuery(d, { ...filter, limit: clampLimit(filter.limit, 50) }))).map(searchHit)
+    return this.analytics.search(filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return intentsReport(d, this.exec, filter)
+    return this.reports.intents(filter)
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    return eventsReportOf(d, this.exec, filter)
+    return this.reports.events(filter)
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
-    return segmentsReport(d, this.exec, filter)
+    return this.reports.segments(filter)
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    return timelineReport(d, this.exec, filter)
+    return this.reports.timeline(filter)
   }
 
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
@@ -338,7 +326,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    return countsReport(d, this.exec, filter)
+    return this.reports.counts(filter)
   }
 
   /**
