@@ -75,7 +75,12 @@ beforeAll(async () => {
       'demo',
       'generic',
       'event',
-      { type: 'customEvent', name: 'feedback', userId: 'ada', extraInfo: { score: 4, scale: 'stars' } },
+      {
+        type: 'customEvent',
+        name: 'feedback',
+        userId: 'ada',
+        extraInfo: { score: 4, scale: 'stars', comment: 'quick =)' },
+      },
       { at: now - 20 * DAY + 2000 },
     ),
     inc('ada', now - 10 * DAY, 'hello again'),
@@ -132,6 +137,18 @@ describe('analytics views in headless Chromium', () => {
     expect(Number(row[head.indexOf('sessions')])).toBe(o.sessions)
     expect(Number(row[head.indexOf('feedbackAverage')])).toBe(0.5)
     await screenshot(page, 'analytics-overview')
+  })
+
+  it('feedback shows in the transcript at its place: after the answer it rated', async () => {
+    await page.goto(`${collector.url}/#/conversations/demo/ada`)
+    const bubbles = page.locator('[data-testid="transcript-message"] .bubble')
+    await poll(() => bubbles.allTextContents()).toEqual([
+      'hello',
+      'ok',
+      'Feedback: 4 of 5 stars — “quick =)”',
+      'hello again',
+      '=HYPERLINK("http://evil.example")',
+    ])
   })
 
   it('the cohort table is the retention report, by week and by day', async () => {

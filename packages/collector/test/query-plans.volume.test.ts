@@ -6,6 +6,8 @@ import { PgRecordStore, type ReadFilter, SqliteRecordStore } from '@convotrack/c
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { overviewReport, retentionReport } from '../src/reports/analytics-queries'
+import { rebuildAnalytics } from '../src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
 import { floorHour } from '../src/reports/range'
@@ -21,6 +23,7 @@ import {
   timelineReport,
 } from '../src/reports/report-queries'
 import { rebuildRollups, runSteps, runStepsAsync } from '../src/reports/rollup-writes'
+import { searchQuery } from '../src/reports/search-query'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const RECORDS = 200_000
@@ -90,6 +93,12 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
       ['timeline minute', () => timelineReport(d, capture, { ...f, from: floorHour(NOW - DAY), bucketMs: 60_000 })],
       // The live chart's `since`, inside an hour: the partial hour reads the messages by event time.
       ['timeline since', () => timelineReport(d, capture, { ...f, bucketMs: HOUR, since: NOW - 5 * 60_000 })],
+      // The analytics (issue 28): overview, retention, search, the clusters' 1 000 phrases.
+      ['overview', () => overviewReport(d, capture, f, 30 * 60_000)],
+      ['retention', () => retentionReport(d, capture, { ...f, period: 'week', now: NOW })],
+      ['clusters', () => notHandledReport(d, capture, f, 1000)],
+      ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
+      ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
     ]
     for (const [n, read] of reads) {
       name = n + suffix
@@ -115,10 +124,8 @@ describe('query plans at 200 000 records', () => {
       await client.connect()
       try {
         for (const sql of seedSql(postgresDialect)) await client.query(sql)
-        await runStepsAsync(
-          rebuildRollups(postgresDialect),
-          async (q) => (await client.query(postgresDialect.sql(q.sql), q.params)).rows,
-        )
+        for (const steps of [rebuildRollups(postgresDialect), rebuildAnalytics(postgresDialect)])
+          await runStepsAsync(steps, async (q) => (await client.query(postgresDialect.sql(q.sql), q.params)).rows)
       } finally {
         await client.end()
       }
@@ -160,13 +167,14 @@ describe('query plans at 200 000 records', () => {
         const statements = new Map<string, Database.Statement>()
         db.transaction(() => {
           for (const sql of seedSql(sqliteDialect)) db.exec(sql)
-          runSteps(rebuildRollups(sqliteDialect), (q) => {
-            const st = statements.get(q.sql) ?? db.prepare(q.sql)
-            statements.set(q.sql, st)
-            if (st.reader) return st.all(...q.params) as Row[]
-            st.run(...q.params)
-            return []
-          })
+          for (const steps of [rebuildRollups(sqliteDialect), rebuildAnalytics(sqliteDialect)])
+            runSteps(steps, (q) => {
+              const st = statements.get(q.sql) ?? db.prepare(q.sql)
+              statements.set(q.sql, st)
+              if (st.reader) return st.all(...q.params) as Row[]
+              st.run(...q.params)
+              return []
+            })
         })()
       } finally {
         db.close()

@@ -33,6 +33,7 @@ export function intentTag(m) {
 
 /** The text a message is shown by. */
 export function describe(m) {
+  if (m.event?.type === 'customEvent' && m.event.name === 'feedback') return feedbackText(m.event.body?.extraInfo)
   if (m.event) {
     const amount = typeof m.event.amount === 'number' ? ` · ${m.event.amount}` : ''
     return `${m.event.type}: ${m.event.name}${amount}`
@@ -91,4 +92,19 @@ export function barsList(items, label, value) {
       ),
     ),
   )
+}
+
+/** A feedback event as the transcript shows it: the score on its scale, and the comment. */
+export function feedbackText(info) {
+  const score = info?.score
+  if (typeof score !== 'number') return 'Feedback'
+  const stars = info.scale === 'stars' || (info.scale === undefined && score > 1)
+  const rating = stars
+    ? `${score} of 5 stars`
+    : score > 0
+      ? `thumbs up (${score})`
+      : score < 0
+        ? `thumbs down (${score})`
+        : 'neutral (0)'
+  return `Feedback: ${rating}${typeof info.comment === 'string' && info.comment ? ` — “${info.comment}”` : ''}`
 }
