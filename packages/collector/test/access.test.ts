@@ -183,7 +183,17 @@ const CASES: Case[] = [
   },
   { route: 'GET /api/search', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/search?q=hello&bot=${b}` }) },
   { route: 'GET /api/records/:id', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/records/${ids[b]}` }) },
-  ...['not-handled', 'intents', 'events', 'segments', 'timeline', 'overview', 'retention', 'not-handled/clusters'].map(
+  ...[
+    'not-handled',
+    'intents',
+    'events',
+    'segments',
+    'timeline',
+    'overview',
+    'retention',
+    'not-handled/clusters',
+    'paths',
+  ].map(
     (r): Case => ({
       route: `GET /api/reports/${r}`,
       needs: 'viewer',

@@ -215,6 +215,22 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       expect(w1).toMatchObject({ users: 1, sessions: 1 })
     })
 
+    it('paths: the first incoming intents of sessions, most common first, by depth', async () => {
+      const store = await make()
+      await seed(store)
+      // Sessions with intents: ada week 1 (greet, order.status), ada's second (greet), dee (NotHandled).
+      expect(await store.paths({ ...ALL, depth: 4, limit: 10 })).toEqual([
+        { intents: ['NotHandled'], sessions: 1 },
+        { intents: ['greet'], sessions: 1 },
+        { intents: ['greet', 'order.status'], sessions: 1 },
+      ])
+      expect(await store.paths({ ...ALL, depth: 1, limit: 10 })).toEqual([
+        { intents: ['greet'], sessions: 2 },
+        { intents: ['NotHandled'], sessions: 1 },
+      ])
+      expect(await store.paths({ ...ALL, depth: 1, limit: 1 })).toEqual([{ intents: ['greet'], sessions: 2 }])
+    })
+
     it('notHandled takes a limit (the clusters read the most frequent 1 000)', async () => {
       const store = await make()
       for (let i = 0; i < 3; i++) {

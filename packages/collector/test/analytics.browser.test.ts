@@ -169,6 +169,18 @@ describe('analytics views in headless Chromium', () => {
     await screenshot(page, 'analytics-retention')
   })
 
+  it('paths: the flow and the table are the paths report', async () => {
+    await page.goto(`${collector.url}/#/paths`)
+    const { paths } = await api<{ paths: Array<{ intents: string[]; sessions: number }> }>('/api/reports/paths?depth=4')
+    expect(paths.length).toBeGreaterThan(0)
+    await poll(() => page.getByTestId('path-intents').allTextContents()).toEqual(
+      paths.map((p) => p.intents.join(' → ')),
+    )
+    expect(await page.locator('[data-testid="paths-flow"] rect').count()).toBe(
+      paths.reduce((n, p) => n + p.intents.length, 0),
+    )
+  })
+
   it('clusters group the same question; the CSV has the same rows, a formula neutralised', async () => {
     await page.goto(`${collector.url}/#/clusters`)
     const { clusters } = await api<{ clusters: Array<{ label: string; count: number; users: number }> }>(

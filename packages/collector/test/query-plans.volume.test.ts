@@ -6,7 +6,7 @@ import { PgRecordStore, type ReadFilter, SqliteRecordStore } from '@convotrack/c
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { overviewReport, retentionReport } from '../src/reports/analytics-queries'
+import { overviewReport, pathsReport, retentionReport } from '../src/reports/analytics-queries'
 import { rebuildAnalytics } from '../src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
@@ -97,6 +97,7 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
       ['overview', () => overviewReport(d, capture, f, 30 * 60_000)],
       ['retention', () => retentionReport(d, capture, { ...f, period: 'week', now: NOW })],
       ['clusters', () => notHandledReport(d, capture, f, 1000)],
+      ['paths', () => pathsReport(d, capture, { ...f, depth: 4, limit: 20 })],
       ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
       ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
     ]

@@ -11,6 +11,7 @@ import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
 import overview from './overview.js'
+import paths from './paths.js'
 import retention from './retention.js'
 import search from './search.js'
 
@@ -22,6 +23,7 @@ export const VIEWS = [
   clusters,
   intents,
   retention,
+  paths,
   events,
   audience,
   connect,

@@ -5,6 +5,7 @@
  */
 import type { Request, Router } from 'express'
 import { RequestError } from '../errors'
+import { PATH_DEPTH_LIMIT } from '../reports/analytics-queries'
 import { PERIODS, type Period } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
@@ -65,6 +66,19 @@ export function analyticsRoutes(api: Router, store: RecordStore): void {
       ...Array.from({ length: width }, (_, k) =>
         col(`${period} ${k}`, (c: (typeof report.cohorts)[number]) => c.active[k]),
       ),
+    ])
+  })
+
+  api.get('/reports/paths', async (req, res) => {
+    const depth = intParam(req, 'depth') ?? 4
+    if (!Number.isInteger(depth) || depth < 1 || depth > PATH_DEPTH_LIMIT)
+      throw new RequestError(400, 'invalid_request', `query \`depth\` must be a whole 1 … ${PATH_DEPTH_LIMIT}`, 'depth')
+    const limit = Math.min(Math.max(1, Math.floor(intParam(req, 'limit') ?? 20)), 200)
+    const filter = readOf(req, res)
+    const paths = await store.paths({ ...filter, depth, limit })
+    sendReport(req, res, 'paths', { from: filter.from, to: filter.to, tz: filter.tz, depth, paths }, paths, [
+      col('intents', (p) => p.intents.join(' > ')),
+      col('sessions', (p) => p.sessions),
     ])
   })
 

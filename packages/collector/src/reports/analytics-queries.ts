@@ -4,7 +4,7 @@
  * analytics-tables.ts), within the range widened to whole hours.
  */
 import type { ReadFilter } from '../store/store'
-import { FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { type Period, periodIndex, periodStart } from './periods'
@@ -287,4 +287,48 @@ export async function retentionReport(
       .sort((a, b) => a[0] - b[0])
       .map(([start, c]) => ({ start, users: c.users.size, active: c.active.map((s) => s.size) })),
   }
+}
+
+/** One path of the paths report: the first intents of sessions, and how many sessions began so. */
+export interface PathLine {
+  intents: string[]
+  sessions: number
+}
+
+/** Deepest `depth` the paths report takes. */
+export const PATH_DEPTH_LIMIT = PATH_DEPTH_MAX
+
+/**
+ * The most common sequences of the first `depth` incoming intents of sessions that started in
+ * the range (a session with fewer intents gives its shorter path), most sessions first (at most
+ * `limit`). Reads the sessions summary by its start-time index.
+ */
+export async function pathsReport(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter & { depth: number; limit: number },
+): Promise<PathLine[]> {
+  const params: unknown[] = []
+  const rows = await exec({
+    sql: `SELECT intents FROM ${d.table(SESSIONS.name)} WHERE 1 = 1${hours(filter, params, 'start_ts')}${scopeSql(d, filter, params)}`,
+    params,
+  })
+  const counts = new Map<string, PathLine>()
+  for (const r of rows) {
+    let intents: Array<[number, string]>
+    try {
+      intents = JSON.parse(String(r.intents ?? '[]'))
+    } catch {
+      continue
+    }
+    const path = intents.slice(0, filter.depth).map((x) => x[1])
+    if (path.length === 0) continue
+    const key = JSON.stringify(path)
+    const line = counts.get(key)
+    if (line) line.sessions++
+    else counts.set(key, { intents: path, sessions: 1 })
+  }
+  return [...counts.values()]
+    .sort((a, b) => b.sessions - a.sessions || (a.intents.join('\u0000') < b.intents.join('\u0000') ? -1 : 1))
+    .slice(0, filter.limit)
 }
