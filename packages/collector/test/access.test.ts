@@ -181,6 +181,12 @@ const CASES: Case[] = [
     ok: 200,
     req: (b) => ({ path: `/api/transcript?bot=${b}&thread=${b === 'shop' ? 'u1' : 'u2'}` }),
   },
+  {
+    route: 'GET /api/reports/funnel',
+    needs: 'viewer',
+    ok: 200,
+    req: (b) => ({ path: `/api/reports/funnel?steps=intent:greet&bot=${b}` }),
+  },
   { route: 'GET /api/search', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/search?q=hello&bot=${b}` }) },
   { route: 'GET /api/records/:id', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/records/${ids[b]}` }) },
   ...[

@@ -231,6 +231,47 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       expect(await store.paths({ ...ALL, depth: 1, limit: 1 })).toEqual([{ intents: ['greet'], sessions: 2 }])
     })
 
+    it('funnel: users who did each step after the one before, in the range; erasure takes them out', async () => {
+      const store = await make()
+      await seed(store, 'reversed')
+      const funnel = (steps: string) =>
+        store.funnel({
+          ...ALL,
+          steps: steps
+            .split(',')
+            .map((s) => ({ kind: s.split(':')[0] as 'intent' | 'event', name: s.slice(s.indexOf(':') + 1) })),
+        })
+      // ada: greet 10:00, order.status 10:20 (the same hour), greet again 11:30.
+      expect(await funnel('intent:greet,intent:order.status,intent:greet')).toEqual([
+        { step: 'intent:greet', users: 1 },
+        { step: 'intent:order.status', users: 1 },
+        { step: 'intent:greet', users: 1 },
+      ])
+      expect(await funnel('intent:order.status,intent:greet,intent:order.status')).toEqual([
+        { step: 'intent:order.status', users: 1 },
+        { step: 'intent:greet', users: 1 },
+        { step: 'intent:order.status', users: 0 },
+      ])
+      // Feedback is an event: ada and bob rated; only ada greeted first.
+      expect(await funnel('event:feedback,intent:greet')).toEqual([
+        { step: 'event:feedback', users: 2 },
+        { step: 'intent:greet', users: 1 },
+      ])
+      expect(await funnel('intent:greet,event:feedback')).toEqual([
+        { step: 'intent:greet', users: 1 },
+        { step: 'event:feedback', users: 1 },
+      ])
+      // Week 2 has none of it.
+      expect(
+        await store.funnel({ from: T + 7 * DAY, to: T + 14 * DAY, steps: [{ kind: 'intent', name: 'greet' }] }),
+      ).toEqual([{ step: 'intent:greet', users: 0 }])
+      await store.eraseUser('shop', 'ada')
+      expect(await funnel('event:feedback,intent:greet')).toEqual([
+        { step: 'event:feedback', users: 1 },
+        { step: 'intent:greet', users: 0 },
+      ])
+    })
+
     it('notHandled takes a limit (the clusters read the most frequent 1 000)', async () => {
       const store = await make()
       for (let i = 0; i < 3; i++) {

@@ -74,6 +74,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/api/reports/not-handled/clusters', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/search', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/paths', access: 'viewer', bot: 'query' },
+  { method: 'GET', path: '/api/reports/funnel', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/audit', access: 'viewer', bot: 'query' },
   {
     method: 'POST',

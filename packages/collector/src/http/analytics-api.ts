@@ -5,7 +5,7 @@
  */
 import type { Request, Router } from 'express'
 import { RequestError } from '../errors'
-import { PATH_DEPTH_LIMIT } from '../reports/analytics-queries'
+import { type FunnelStep, FunnelStepsError, PATH_DEPTH_LIMIT, parseFunnelSteps } from '../reports/analytics-queries'
 import { PERIODS, type Period } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
@@ -66,6 +66,22 @@ export function analyticsRoutes(api: Router, store: RecordStore): void {
       ...Array.from({ length: width }, (_, k) =>
         col(`${period} ${k}`, (c: (typeof report.cohorts)[number]) => c.active[k]),
       ),
+    ])
+  })
+
+  api.get('/reports/funnel', async (req, res) => {
+    let steps: FunnelStep[]
+    try {
+      steps = parseFunnelSteps(typeof req.query.steps === 'string' ? req.query.steps : '')
+    } catch (e) {
+      if (e instanceof FunnelStepsError) throw new RequestError(400, 'invalid_request', e.message, 'steps')
+      throw e
+    }
+    const filter = readOf(req, res)
+    const lines = await store.funnel({ ...filter, steps })
+    sendReport(req, res, 'funnel', { from: filter.from, to: filter.to, tz: filter.tz, steps: lines }, lines, [
+      col('step', (l) => l.step),
+      col('users', (l) => l.users),
     ])
   })
 

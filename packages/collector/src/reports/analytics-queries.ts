@@ -4,7 +4,7 @@
  * analytics-tables.ts), within the range widened to whole hours.
  */
 import type { ReadFilter } from '../store/store'
-import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { type Period, periodIndex, periodStart } from './periods'
@@ -331,4 +331,94 @@ export async function pathsReport(
   return [...counts.values()]
     .sort((a, b) => b.sessions - a.sessions || (a.intents.join('\u0000') < b.intents.join('\u0000') ? -1 : 1))
     .slice(0, filter.limit)
+}
+
+/** A funnel step: an incoming message's intent or an event's name. */
+export interface FunnelStep {
+  kind: 'intent' | 'event'
+  name: string
+}
+
+/** Most steps a funnel takes. */
+export const FUNNEL_STEPS_MAX = 8
+
+/** Why a funnel's `steps` was refused. */
+export class FunnelStepsError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'FunnelStepsError'
+  }
+}
+
+/**
+ * `intent:greet,intent:order.status,event:purchase` → the steps. Names may hold any character but
+ * the comma; throws {@link FunnelStepsError} naming the bad step.
+ */
+export function parseFunnelSteps(text: string): FunnelStep[] {
+  const parts = text.split(',').map((p) => p.trim())
+  if (parts.length === 0 || parts[0] === '')
+    throw new FunnelStepsError('query `steps` is required: intent:NAME,event:NAME,…')
+  if (parts.length > FUNNEL_STEPS_MAX)
+    throw new FunnelStepsError(`query \`steps\` takes at most ${FUNNEL_STEPS_MAX} steps`)
+  return parts.map((p) => {
+    const m = /^(intent|event):(.+)$/.exec(p)
+    if (!m) throw new FunnelStepsError(`query \`steps\`: "${p}" must be intent:NAME or event:NAME`)
+    return { kind: m[1] as FunnelStep['kind'], name: m[2] as string }
+  })
+}
+
+/** One line of the funnel: the step and how many users reached it in order. */
+export interface FunnelLine {
+  step: string
+  users: number
+}
+
+/**
+ * Users who did step 1 in the range, then step 2 after it, then step 3 after that… Each user's
+ * earliest way through is followed: the first time of each step after the previous step's time,
+ * from the funnel-steps summary (one row per user × step × hour: exact across hours; within an
+ * hour a step after the previous one is taken at its latest time in that hour).
+ */
+export async function funnelReport(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter & { steps: readonly FunnelStep[] },
+): Promise<FunnelLine[]> {
+  const distinct = [...new Map(filter.steps.map((s) => [`${s.kind}:${s.name}`, s])).values()]
+  const params: unknown[] = []
+  const pairs = distinct
+    .map((s) => {
+      params.push(s.kind, s.name)
+      return '(kind = ? AND name = ?)'
+    })
+    .join(' OR ')
+  const rows = await exec({
+    sql: `SELECT bot, user_id, kind, name, first_ts, last_ts FROM ${d.table(USER_STEPS.name)}
+      WHERE (${pairs})${hours(filter, params)}${scopeSql(d, filter, params)}`,
+    params,
+  })
+  const byUser = new Map<string, Map<string, Array<[number, number]>>>()
+  for (const r of rows) {
+    const user = `${String(r.bot)}\u0000${String(r.user_id)}`
+    const step = `${String(r.kind)}:${String(r.name)}`
+    let steps = byUser.get(user)
+    if (!steps) {
+      steps = new Map()
+      byUser.set(user, steps)
+    }
+    steps.set(step, [...(steps.get(step) ?? []), [num(r.first_ts), num(r.last_ts)]])
+  }
+  const reached = filter.steps.map(() => 0)
+  for (const steps of byUser.values()) {
+    let t = Number.NEGATIVE_INFINITY
+    for (const [i, s] of filter.steps.entries()) {
+      let next = Number.POSITIVE_INFINITY
+      for (const [first, last] of steps.get(`${s.kind}:${s.name}`) ?? [])
+        next = Math.min(next, first > t ? first : last > t ? last : Number.POSITIVE_INFINITY)
+      if (next === Number.POSITIVE_INFINITY) break
+      reached[i] = (reached[i] as number) + 1
+      t = next
+    }
+  }
+  return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: reached[i] as number }))
 }

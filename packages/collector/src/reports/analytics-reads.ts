@@ -5,19 +5,20 @@
  */
 import type { RecordStore } from '../store/store'
 import { clampLimit, searchHit } from '../store/store-rows'
-import { overviewReport, pathsReport, retentionReport } from './analytics-queries'
+import { funnelReport, overviewReport, pathsReport, retentionReport } from './analytics-queries'
 import type { Dialect } from './dialect'
 import type { Exec } from './report-queries'
 import { searchQuery } from './search-query'
 
 /** The analytics reads of a store. */
-export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'search' | 'paths'>
+export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'search' | 'paths' | 'funnel'>
 
 export function analyticsReads(d: Dialect, exec: Exec, gapMs: number): AnalyticsReads {
   return {
     overview: (filter) => overviewReport(d, exec, filter, gapMs),
     retention: (filter) => retentionReport(d, exec, filter),
     paths: (filter) => pathsReport(d, exec, filter),
+    funnel: (filter) => funnelReport(d, exec, filter),
     search: async (filter) =>
       (await exec(searchQuery(d, { ...filter, limit: clampLimit(filter.limit, 50) }))).map(searchHit),
   }

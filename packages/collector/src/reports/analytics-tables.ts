@@ -63,9 +63,37 @@ export const USER_HOURS: RollupSpec = {
   indexes: [['hour', 'bot', 'user_id']],
 }
 
+/**
+ * Funnel steps per bot × hour × step (`intent` of an incoming message or `event` name) × user:
+ * how many times, the first and the last time in that hour. The funnel orders a user's steps by
+ * these times (exact across hours; within one hour a step after another is taken at its latest).
+ */
+export const USER_STEPS: RollupSpec = {
+  name: 'rollup_user_steps',
+  columns: {
+    bot: 'text',
+    hour: 'int',
+    kind: 'text',
+    name: 'text',
+    user_id: 'text',
+    n: 'int',
+    first_ts: 'int',
+    last_ts: 'int',
+  },
+  keys: ['bot', 'hour', 'kind', 'name', 'user_id'],
+  sums: ['n'],
+  mins: ['first_ts'],
+  maxes: ['last_ts'],
+  indexes: [
+    ['kind', 'name', 'hour'],
+    ['bot', 'user_id', 'hour'],
+  ],
+}
+
 /** Deepest path the paths report gives: the first intents each session keeps. */
 export const PATH_DEPTH_MAX = 8
 
+/** Created by the analytics migration (funnel steps come with the next one). */
 export const ANALYTICS_ROLLUPS: readonly RollupSpec[] = [SESSIONS, SESSION_HOURS, FEEDBACK, USER_HOURS]
 
 /** CREATE TABLE / INDEX of the analytics summaries and the indexes their reads need on other tables. */

@@ -4,7 +4,7 @@
  * in the insert's transaction, after an erasure or a retention step, and by the migration that
  * derives them from stored messages.
  */
-import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { floorHour, HOUR_MS } from './range'
@@ -67,6 +67,32 @@ function* lockUsers(d: Dialect, keys: readonly string[]): Steps {
   }
 }
 
+/** The funnel step a message is (an incoming message's intent, an event's name), or null. */
+function stepOf(m: {
+  direction: string
+  intent: string | null
+  eventType: string | null
+  eventKey: string | null
+}): { kind: string; name: string } | null {
+  if (m.direction === 'incoming' && m.intent !== null) return { kind: 'intent', name: m.intent }
+  if (m.eventType !== null && m.eventKey !== null) return { kind: 'event', name: m.eventKey }
+  return null
+}
+
+function addStep(deltas: Deltas, m: RollupMessage): void {
+  const step = stepOf(m)
+  if (!step || m.userId === '') return
+  addRow(deltas, USER_STEPS, {
+    bot: m.bot,
+    hour: floorHour(m.ts),
+    ...step,
+    user_id: m.userId,
+    n: 1,
+    first_ts: m.ts,
+    last_ts: m.ts,
+  })
+}
+
 /** Adds ±1 session to its start hour. */
 function countSession(deltas: Deltas, s: Session, sign: 1 | -1): void {
   addRow(deltas, SESSION_HOURS, { bot: s.bot, hour: floorHour(s.start), sessions: sign })
@@ -85,7 +111,7 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
  * rows in the same order, so two PostgreSQL transactions never wait on each other in a circle.
  */
 function* flush(d: Dialect, deltas: Deltas): Steps {
-  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK]) {
+  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS]) {
     const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
     for (const q of upsertQueries(d, spec, list)) yield q
     if (spec === SESSION_HOURS || spec === FEEDBACK) for (const q of dropEmptyQueries(d, spec, list)) yield q
@@ -97,12 +123,13 @@ function* flush(d: Dialect, deltas: Deltas): Steps {
  * hour, and rates each feedback event's answer (the thread's last outgoing message stored before
  * it) — its score and the rated intent are kept on the event's row, so taking it back is exact.
  */
-export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], gapMs: number): Steps {
+export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], gapMs: number, withSteps = true): Steps {
   const deltas: Deltas = new Map()
   const groups = new Map<string, { bot: string; userId: string; sid: string; points: SessionPoint[] }>()
   for (const m of fresh) {
     if (m.userId === '') continue
     addRow(deltas, USER_HOURS, { bot: m.bot, hour: floorHour(m.ts), user_id: m.userId, messages: 1 })
+    if (withSteps) addStep(deltas, m)
     // Sessions are made of what the user and the bot said; events (feedback, a purchase) are not.
     if (m.direction === 'event') continue
     const sid = m.sessionId ?? ''
@@ -115,7 +142,8 @@ export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], ga
     g.points.push(point(m))
   }
   const list = [...groups.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
-  yield* lockUsers(d, [...new Set(list.map((g) => `${g.bot}${sep}${g.userId}`))])
+  // Every user of the batch (events too: their funnel steps are re-derived per user on erasure).
+  yield* lockUsers(d, [...new Set(fresh.filter((m) => m.userId !== '').map((m) => `${m.bot}${sep}${m.userId}`))])
   const bounds = list.map((g) => {
     const ts = g.points.map((p) => p.ts)
     return { lo: Math.min(...ts) - gapMs, hi: Math.max(...ts) + gapMs }
@@ -234,7 +262,41 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
     for (const r of rows)
       addRow(again, FEEDBACK, { ...h, intent: String(r.rated_intent ?? ''), n: 1, score_sum: Number(r.score) })
   }
+  // Funnel steps of each touched user-hour, from the messages that remain.
+  const stepHours = new Map<string, { bot: string; userId: string; hour: number }>()
+  for (const m of doomed)
+    if (m.userId !== '' && stepOf(m))
+      stepHours.set(`${m.bot}${sep}${m.userId}${sep}${floorHour(m.ts)}`, {
+        bot: m.bot,
+        userId: m.userId,
+        hour: floorHour(m.ts),
+      })
+  for (const k of stepHours.values()) {
+    const rows = yield {
+      sql: `SELECT id, bot, user_id, direction, intent, event_type, event_key, ts FROM ${messages}
+        WHERE bot = ? AND user_id = ? AND ts >= ? AND ts < ?`,
+      params: [k.bot, k.userId, k.hour, k.hour + HOUR_MS],
+    }
+    for (const r of rows)
+      addStep(again, {
+        ...rollupMessage({
+          ...r,
+          platform: '',
+          thread: '',
+          text: null,
+          confidence: null,
+          user_json: null,
+          amount: null,
+          nh: 0,
+        }),
+      })
+  }
   yield* flush(d, deltas)
+  for (const k of stepHours.values())
+    yield {
+      sql: `DELETE FROM ${d.table(USER_STEPS.name)} WHERE bot = ? AND user_id = ? AND hour = ?`,
+      params: [k.bot, k.userId, k.hour],
+    }
   for (const h of hours.values())
     yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
   yield* flush(d, again)
@@ -248,8 +310,9 @@ const REBUILD_PAGE = 5_000
  * feedback event's score is read from its record. Messages are fed in arrival order through
  * the ingest path (sessions join in any order).
  */
-export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GAP_MS): Steps {
-  for (const spec of ANALYTICS_ROLLUPS) yield { sql: `DELETE FROM ${d.table(spec.name)}`, params: [] }
+export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GAP_MS, withSteps = false): Steps {
+  for (const spec of withSteps ? [...ANALYTICS_ROLLUPS, USER_STEPS] : ANALYTICS_ROLLUPS)
+    yield { sql: `DELETE FROM ${d.table(spec.name)}`, params: [] }
   const messages = d.table('messages')
   for (let after = 0; ; ) {
     const rows = yield {
@@ -270,7 +333,38 @@ export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GA
         score: r.raw === null || r.raw === undefined ? null : scoreOfRaw(String(r.raw)),
       })),
       gapMs,
+      withSteps,
     )
+  }
+}
+
+/** Derives the funnel steps alone from the stored messages (the migration that adds them). */
+export function* rebuildSteps(d: Dialect): Steps {
+  yield { sql: `DELETE FROM ${d.table(USER_STEPS.name)}`, params: [] }
+  for (let after = 0; ; ) {
+    const rows = yield {
+      sql: `SELECT id, bot, user_id, direction, intent, event_type, event_key, ts FROM ${d.table('messages')}
+        WHERE id > ? ORDER BY id LIMIT ${REBUILD_PAGE}`,
+      params: [after],
+    }
+    if (rows.length === 0) break
+    after = Number(rows[rows.length - 1]?.id)
+    const deltas: Deltas = new Map()
+    for (const r of rows)
+      addStep(
+        deltas,
+        rollupMessage({
+          ...r,
+          platform: '',
+          thread: '',
+          text: null,
+          confidence: null,
+          user_json: null,
+          amount: null,
+          nh: 0,
+        }),
+      )
+    yield* flush(d, deltas)
   }
 }
 

@@ -166,6 +166,7 @@ const NOT_NULL = new Set([
   'sid',
   'start_ts',
   'end_ts',
+  'kind',
 ])
 
 /** CREATE TABLE / INDEX statements of these summary tables (default: the reports'; idempotent: IF NOT EXISTS). */

@@ -1,6 +1,6 @@
 import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
 import type { NormalizedMessage } from '../ingest/normalize'
-import type { OverviewReport, PathLine, RetentionReport } from '../reports/analytics-queries'
+import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../reports/analytics-queries'
 import type { Period } from '../reports/periods'
 
 /** A record as accepted by `POST /track` (or the Messenger webhook). */
@@ -261,6 +261,8 @@ export interface RecordStore {
    * for a query without a word.
    */
   search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]>
+  /** Users who did each step in order within the range (`steps`: intents of incoming messages, event names). */
+  funnel(filter: ReadFilter & { steps: readonly FunnelStep[] }): Promise<FunnelLine[]>
   /** The most common first `depth` incoming intents of sessions started in the range (at most `limit` paths). */
   paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]>
   /** Retention cohorts by `period` (day, week, month in `tz`); `now` ends an open range. */

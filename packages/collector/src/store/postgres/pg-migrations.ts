@@ -1,6 +1,6 @@
 import type { ClientBase } from 'pg'
-import { analyticsDdl } from '../../reports/analytics-tables'
-import { rebuildAnalytics } from '../../reports/analytics-writes'
+import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
+import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
@@ -156,6 +156,17 @@ ${analyticsDdl(postgresDialect)}
     },
   },
   { version: 5, name: 'search: GIN index over message text', sql: PG_SEARCH_DDL },
+  {
+    version: 6,
+    name: 'funnels: steps per user and hour (derived from the stored messages)',
+    sql: rollupDdl(postgresDialect, [USER_STEPS]),
+    async after(client) {
+      await runStepsAsync(
+        rebuildSteps(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

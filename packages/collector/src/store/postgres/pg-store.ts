@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type { OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
+import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
@@ -577,6 +577,10 @@ export class PgRecordStore implements RecordStore {
 
   async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
     return this.analytics.retention(filter)
+  }
+
+  async funnel(filter: ReadFilter & { steps: readonly FunnelStep[] }): Promise<FunnelLine[]> {
+    return this.analytics.funnel(filter)
   }
 
   async paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]> {

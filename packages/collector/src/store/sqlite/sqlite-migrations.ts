@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
-import { analyticsDdl } from '../../reports/analytics-tables'
-import { rebuildAnalytics } from '../../reports/analytics-writes'
+import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
+import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
@@ -144,6 +144,14 @@ ${rollupDdl(sqliteDialect)}
     name: 'search: FTS5 over message text (kept by triggers)',
     apply(db) {
       db.exec(SQLITE_SEARCH_DDL)
+    },
+  },
+  {
+    version: 5,
+    name: 'funnels: steps per user and hour (derived from the stored messages)',
+    apply(db, _keep, run) {
+      db.exec(rollupDdl(sqliteDialect, [USER_STEPS]))
+      runSteps(rebuildSteps(sqliteDialect), run)
     },
   },
 ]

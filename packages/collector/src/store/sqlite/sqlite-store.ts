@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type { OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
+import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
@@ -276,6 +276,10 @@ export class SqliteRecordStore implements RecordStore {
 
   async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
     return this.analytics.retention(filter)
+  }
+
+  async funnel(filter: ReadFilter & { steps: readonly FunnelStep[] }): Promise<FunnelLine[]> {
+    return this.analytics.funnel(filter)
   }
 
   async paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]> {
