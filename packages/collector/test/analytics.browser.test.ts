@@ -181,6 +181,25 @@ describe('analytics views in headless Chromium', () => {
     )
   })
 
+  it('a funnel built in the UI from intent and event names equals the API', async () => {
+    await page.goto(`${collector.url}/#/funnel`)
+    await poll(() => page.getByTestId('funnel-choice').locator('option').allTextContents()).toContain('event:feedback')
+    for (const step of ['intent:greet', 'event:feedback', 'intent:greet']) {
+      await page.getByTestId('funnel-choice').selectOption(step)
+      await page.getByTestId('funnel-add').click()
+    }
+    expect(await page.getByTestId('funnel-step').count()).toBe(3)
+    await page.getByTestId('funnel-run').click()
+    const { steps } = await api<{ steps: Array<{ step: string; users: number }> }>(
+      '/api/reports/funnel?steps=intent:greet,event:feedback,intent:greet',
+    )
+    // ada and fay greeted; ada rated the answer, and greeted again ten days later.
+    expect(steps.map((s) => s.users)).toEqual([2, 1, 1])
+    await poll(() => page.getByTestId('funnel-users').allTextContents()).toEqual(steps.map((s) => String(s.users)))
+    const csv = await download('csv-funnel')
+    expect(csv.slice(1)).toEqual(steps.map((s) => [s.step, String(s.users)]))
+  })
+
   it('clusters group the same question; the CSV has the same rows, a formula neutralised', async () => {
     await page.goto(`${collector.url}/#/clusters`)
     const { clusters } = await api<{ clusters: Array<{ label: string; count: number; users: number }> }>(

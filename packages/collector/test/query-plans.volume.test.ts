@@ -6,8 +6,8 @@ import { PgRecordStore, type ReadFilter, SqliteRecordStore } from '@convotrack/c
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { overviewReport, pathsReport, retentionReport } from '../src/reports/analytics-queries'
-import { rebuildAnalytics } from '../src/reports/analytics-writes'
+import { funnelReport, overviewReport, pathsReport, retentionReport } from '../src/reports/analytics-queries'
+import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
 import { floorHour } from '../src/reports/range'
@@ -98,6 +98,17 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
       ['retention', () => retentionReport(d, capture, { ...f, period: 'week', now: NOW })],
       ['clusters', () => notHandledReport(d, capture, f, 1000)],
       ['paths', () => pathsReport(d, capture, { ...f, depth: 4, limit: 20 })],
+      [
+        'funnel',
+        () =>
+          funnelReport(d, capture, {
+            ...f,
+            steps: [
+              { kind: 'intent', name: 'i5' },
+              { kind: 'event', name: 'e3' },
+            ],
+          }),
+      ],
       ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
       ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
     ]
@@ -125,7 +136,11 @@ describe('query plans at 200 000 records', () => {
       await client.connect()
       try {
         for (const sql of seedSql(postgresDialect)) await client.query(sql)
-        for (const steps of [rebuildRollups(postgresDialect), rebuildAnalytics(postgresDialect)])
+        for (const steps of [
+          rebuildRollups(postgresDialect),
+          rebuildAnalytics(postgresDialect),
+          rebuildSteps(postgresDialect),
+        ])
           await runStepsAsync(steps, async (q) => (await client.query(postgresDialect.sql(q.sql), q.params)).rows)
       } finally {
         await client.end()
@@ -168,7 +183,11 @@ describe('query plans at 200 000 records', () => {
         const statements = new Map<string, Database.Statement>()
         db.transaction(() => {
           for (const sql of seedSql(sqliteDialect)) db.exec(sql)
-          for (const steps of [rebuildRollups(sqliteDialect), rebuildAnalytics(sqliteDialect)])
+          for (const steps of [
+            rebuildRollups(sqliteDialect),
+            rebuildAnalytics(sqliteDialect),
+            rebuildSteps(sqliteDialect),
+          ])
             runSteps(steps, (q) => {
               const st = statements.get(q.sql) ?? db.prepare(q.sql)
               statements.set(q.sql, st)

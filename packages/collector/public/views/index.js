@@ -7,6 +7,7 @@ import clusters from './clusters.js'
 import connect from './connect.js'
 import conversations from './conversations.js'
 import events from './events.js'
+import funnel from './funnel.js'
 import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
@@ -24,6 +25,7 @@ export const VIEWS = [
   intents,
   retention,
   paths,
+  funnel,
   events,
   audience,
   connect,

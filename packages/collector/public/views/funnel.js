@@ -1,0 +1,95 @@
+// Funnel: build a sequence of steps from the intents and event names the bot has seen; the
+// answer is how many users did each step after the one before.
+import { getJson } from '../lib/api.js'
+import { $, h } from '../lib/dom.js'
+import { csvLink, reportQuery } from '../lib/report-links.js'
+
+/** The steps being built: 'intent:NAME' / 'event:NAME'. */
+const steps = []
+
+async function choices() {
+  const [intents, events] = await Promise.all([
+    getJson(`api/reports/intents${reportQuery()}`),
+    getJson(`api/reports/events${reportQuery()}`),
+  ])
+  const names = new Set([
+    ...events.custom.map((e) => e.name),
+    ...events.revenue.byName.map((e) => e.name),
+    ...events.shares.byName.map((e) => e.name),
+  ])
+  return [
+    ...intents.filter((i) => i.incoming > 0).map((i) => `intent:${i.intent}`),
+    ...[...names].sort().map((n) => `event:${n}`),
+  ]
+}
+
+function renderSteps() {
+  $('#funnel-steps').replaceChildren(
+    ...steps.map((s, i) =>
+      h(
+        'li',
+        { 'data-testid': 'funnel-step' },
+        `${i + 1}. ${s} `,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link',
+            onclick: () => {
+              steps.splice(i, 1)
+              renderSteps()
+            },
+          },
+          'remove',
+        ),
+      ),
+    ),
+  )
+}
+
+async function run() {
+  if (steps.length === 0) return
+  const { steps: lines } = await getJson(`api/reports/funnel${reportQuery({ steps: steps.join(',') })}`)
+  const top = Math.max(1, lines[0]?.users ?? 0)
+  $('#funnel-result').replaceChildren(
+    h(
+      'table',
+      { class: 'report' },
+      h(
+        'tr',
+        {},
+        h('th', {}, 'Step'),
+        h('th', { class: 'num' }, 'Users'),
+        h('th', { class: 'num' }, 'Of step 1'),
+        h('th', {}, ''),
+      ),
+      ...lines.map((l) =>
+        h(
+          'tr',
+          { 'data-testid': 'funnel-row' },
+          h('td', {}, l.step),
+          h('td', { class: 'num', 'data-testid': 'funnel-users' }, l.users),
+          h('td', { class: 'num' }, `${Math.round((l.users / top) * 100)}%`),
+          h('td', {}, h('div', { class: 'bar', style: `width:${Math.round((l.users / top) * 100)}%` })),
+        ),
+      ),
+    ),
+    csvLink('api/reports/funnel', 'funnel', { steps: steps.join(',') }),
+  )
+}
+
+async function load() {
+  const select = $('#funnel-choice')
+  select.replaceChildren(...(await choices()).map((c) => h('option', { value: c }, c)))
+  renderSteps()
+  await run()
+}
+
+$('#funnel-add').addEventListener('click', () => {
+  const v = $('#funnel-choice').value
+  if (v && steps.length < 8) steps.push(v)
+  renderSteps()
+})
+$('#funnel-run').addEventListener('click', () => run())
+
+export default { name: 'funnel', load, refresh: load }
