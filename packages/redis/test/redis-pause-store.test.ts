@@ -1,7 +1,8 @@
 import { RedisPauseStore, RedisReplayGuard } from '@convotrack/redis'
 import { Redis, type RedisOptions } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type RedisServer, startRedisServer } from './redis-server'
+import { type ProxyConnection, startTcpProxy } from './tcp-proxy'
 
 let server: RedisServer
 const opened: Array<{ close?: () => Promise<void>; quit?: () => Promise<unknown> }> = []
@@ -192,6 +193,43 @@ describe('RedisPauseStore when Redis goes down', () => {
     }, 10_000)
     await until(() => s.isPaused('u'), 5000)
     await subscribed(s)
+  })
+})
+
+describe('RedisPauseStore closed while its subscriber reconnects', () => {
+  it('leaves no unhandled rejection behind (under Node’s default it would end the bot)', async () => {
+    const proxy = await startTcpProxy(server.port)
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const s = new RedisPauseStore(connect({ port: proxy.port }), {
+        prefix: `reconnect:${++n}:`,
+        localCacheMs: 60_000,
+        onError: () => {},
+      })
+      await subscribed(s)
+      // The bot shuts down at the moment its subscriber, reconnecting after a network cut, sends
+      // its ready check (INFO): the answer arrives after close(), and the connection becomes ready
+      // just as it closes.
+      let reconnected: ProxyConnection | undefined
+      let closing: Promise<void> | undefined
+      proxy.onClientData = (connection, chunk) => {
+        if (closing || !/\binfo\b/i.test(chunk.toString('latin1'))) return
+        reconnected = connection
+        closing = s.close()
+      }
+      for (const c of proxy.connections) if (/subscribe/i.test(c.sent)) c.cut()
+      await vi.waitFor(() => expect(closing).toBeDefined(), { timeout: 10_000, interval: 5 })
+      await closing
+      await reconnected?.closed
+      // A rejection nobody handles is reported once the microtasks of that close have run.
+      await new Promise((r) => setImmediate(r))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+      await proxy.close()
+    }
   })
 })
 
