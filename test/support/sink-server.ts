@@ -37,6 +37,10 @@ export interface Sink {
   records: ReceivedRecord[]
   /** Every request that arrived, answered or not. */
   requests: number
+  /** Requests that arrived and are not answered yet (held by `latencyMs`). */
+  readonly pending: number
+  /** Client connections open now. */
+  readonly connections: number
   faults: Faults
   /** Stop listening (connections refused) — `up()` listens again on the same port. */
   down(): Promise<void>
@@ -51,14 +55,16 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
   const records: ReceivedRecord[] = []
   const waiters: Array<{ n: number; resolve: () => void }> = []
   const sockets = new Set<import('node:net').Socket>()
-  const state = { requests: 0 }
+  const state = { requests: 0, pending: 0 }
   const handler: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       state.requests++
+      state.pending++
       const f = sink.faults
       const answer = () => {
+        state.pending--
         if (f.reset && random() < f.reset) return req.socket.destroy()
         if (f.status) {
           const extra = f.status === 429 ? { 'retry-after': String(f.retryAfterSec ?? 1) } : {}
@@ -114,6 +120,12 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
     records,
     get requests() {
       return state.requests
+    },
+    get pending() {
+      return state.pending
+    },
+    get connections() {
+      return sockets.size
     },
     faults,
     async down() {

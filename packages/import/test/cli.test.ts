@@ -3,12 +3,11 @@
  * tsx) against a real HTTP tracking endpoint, killed with SIGKILL half-way and run again.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
@@ -90,11 +89,17 @@ function runCli(args: string[], env: Record<string, string> = {}): Run {
 }
 
 async function until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(5)
-  }
+  await vi.waitFor(
+    () => {
+      if (!predicate()) throw new Error(`timed out waiting for ${what}`)
+    },
+    { timeout: timeoutMs, interval: 5 },
+  )
+}
+const sameIds = (a: Iterable<number>, b: Iterable<number>) => {
+  const x = new Set(a)
+  const y = new Set(b)
+  return x.size === y.size && [...x].every((id) => y.has(id))
 }
 
 const receivedIds = () => sink.records.map((r) => r.body.platformJson.id as number)
@@ -156,7 +161,14 @@ describe('convotrack import (CLI)', () => {
     // The service stops storing (503 for everything, retried by the client), so no request is
     // half-done at the kill; the checkpoint must then hold exactly what the service stored.
     sink.faults.status = 503
-    await sleep(800)
+    // Kill once the checkpoint has caught up with every answer the service gave (a write after
+    // each batch of acknowledgements, renamed into place: never read half-written).
+    const storedBefore = receivedIds()
+    await until(
+      () => existsSync(checkpoint) && sameIds(checkpointIds(checkpoint), storedBefore),
+      60_000,
+      'the checkpoint to hold every stored record',
+    )
     first.child.kill('SIGKILL')
     const killed = await first.done
     expect(killed.signal).toBe('SIGKILL')
@@ -199,7 +211,9 @@ describe('convotrack import (CLI)', () => {
     await until(() => sink.records.length >= 300, 60_000, '300 records at the sink')
     first.child.kill('SIGKILL')
     await first.done
-    await sleep(100) // requests the sink held answer now (and are stored), though their sender is gone
+    // Requests the sink held are answered (and stored) though their sender is gone: wait for the
+    // killed process's connections to close and every request that arrived on them to be answered.
+    await until(() => sink.connections === 0 && sink.pending === 0, 10_000, 'the sink to answer what it held')
     const stored = new Set(receivedIds())
     const checkpointed = checkpointIds(checkpoint)
     for (const id of checkpointed) expect(stored.has(id)).toBe(true) // never checkpoints what was not stored
