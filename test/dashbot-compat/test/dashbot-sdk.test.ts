@@ -111,10 +111,12 @@ async function get<T = unknown>(path: string): Promise<T> {
   return (await res.json()) as T
 }
 
-/** Waits (bounded: 5 s) until the store holds `n` records: for SDK calls that return no promise. */
+/** Waits until the store holds `n` records: for SDK calls that return no promise. */
 async function records(n: number): Promise<void> {
-  for (let i = 0; i < 250 && (await collector.store.counts()).records < n; i++)
-    await new Promise((r) => setTimeout(r, 20))
+  await vi.waitFor(async () => expect((await collector.store.counts()).records).toBeGreaterThanOrEqual(n), {
+    timeout: 20_000,
+    interval: 20,
+  })
   expect((await collector.store.counts()).records).toBe(n)
 }
 const count = async () => (await collector.store.counts()).records
