@@ -17,12 +17,15 @@ out=.verify-under-load
 mkdir -p "$out"
 
 burner_pids=()
+run_pid=
 stop_burners() {
   for p in "${burner_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   burner_pids=()
 }
+# Interrupted: the run in progress goes too (its own process group: vitest and its workers).
+stop_run() { [ -n "$run_pid" ] && kill -- "-$run_pid" 2>/dev/null || true; }
 trap stop_burners EXIT
-trap 'stop_burners; exit 130' INT TERM
+trap 'stop_run; stop_burners; exit 130' INT TERM
 for _ in $(seq 1 "$burners"); do
   bash -c 'while :; do :; done' &
   burner_pids+=($!)
@@ -35,7 +38,10 @@ for i in $(seq 1 "$runs"); do
   log="$out/run-$i.log"
   start=$(date +%s)
   code=0
-  bash -c "$cmd" >"$log" 2>&1 || code=$?
+  setsid bash -c "$cmd" >"$log" 2>&1 &
+  run_pid=$!
+  wait "$run_pid" || code=$?
+  run_pid=
   secs=$(($(date +%s) - start))
   flaky=$(grep -c '^FLAKY ' "$log" || true)
   last=$(grep -E '[0-9]+ passed' "$log" | tail -1 | sed 's/\x1b\[[0-9;]*m//g' | tr -s ' ')

@@ -46,7 +46,7 @@ export interface Sink {
   down(): Promise<void>
   up(): Promise<void>
   close(): Promise<void>
-  /** Resolves once `n` records were accepted. */
+  /** Resolves once `n` records were accepted (rejects after `timeoutMs`, default 60 s: a hang detector). */
   waitFor(n: number, timeoutMs?: number): Promise<ReceivedRecord[]>
   clear(): void
 }
@@ -141,7 +141,7 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
       for (const s of sockets) s.destroy()
       await new Promise<void>((r) => server.close(() => r()))
     },
-    waitFor(n, timeoutMs = 10_000) {
+    waitFor(n, timeoutMs = 60_000) {
       if (records.length >= n) return Promise.resolve(records)
       return new Promise((resolve, reject) => {
         const timer = setTimeout(

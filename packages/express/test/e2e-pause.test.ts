@@ -35,13 +35,20 @@ async function startInstance(name: string, sink: Sink, redisPort: number, localC
   const onError = (e: Error) => errors.push(e)
   const redis = new Redis(redisPort, '127.0.0.1')
   redis.on('error', () => {}) // connection errors surface through the store's onError
-  const store = new RedisPauseStore(redis, { prefix: PREFIX, localCacheMs, onError })
+  // Generous Redis timeouts: on a loaded machine a round trip can outlast the 500 ms default, and
+  // the store would then answer "not paused" (fail open) where the test expects a pause.
+  const store = new RedisPauseStore(redis, { prefix: PREFIX, localCacheMs, onError, timeoutMs: 5_000 })
   const tracker = createTracker({ apiKey: 'test-key', baseUrl: sink.url, pauses: store })
   const app = express()
   app.use(express.json({ verify: captureRawBody })) // a global parser: the receiver uses the kept bytes
   app.post(
     '/convotrack/pause',
-    pauseReceiver({ store: tracker.pauses, secret, replayGuard: new RedisReplayGuard(redis), onError }),
+    pauseReceiver({
+      store: tracker.pauses,
+      secret,
+      replayGuard: new RedisReplayGuard(redis, { timeoutMs: 10_000 }),
+      onError,
+    }),
   )
   app.post('/chat', async (req, res) => {
     const { userId, text, conversationId } = req.body as { userId: string; text: string; conversationId?: string }
@@ -90,7 +97,7 @@ async function eventually(fn: () => Promise<boolean>): Promise<number> {
     async () => {
       if (!(await fn())) throw new Error('not true yet')
     },
-    { timeout: 20_000, interval: 1 },
+    { timeout: 60_000, interval: 1 },
   )
   return performance.now() - start
 }
@@ -103,7 +110,8 @@ let b: Instance
 beforeAll(async () => {
   redisServer = await startRedisServer()
   sink = await startSink()
-  a = await startInstance('A', sink, redisServer.port, 30_000) // with a local cache (invalidated by pub/sub)
+  // with a local cache (invalidated by pub/sub) far longer than any wait: only pub/sub can update it
+  a = await startInstance('A', sink, redisServer.port, 3_600_000)
   b = await startInstance('B', sink, redisServer.port, 0) // one PTTL per message
   // let A's invalidation subscriber come up
   await eventually(async () => (a.store as unknown as { subscribed: boolean }).subscribed)

@@ -13,6 +13,7 @@ import Bot from '@kikinteractive/kik'
 import nock from 'nock'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
+import { waitOptions } from '../../../test/support/wait-options'
 
 // The SDK itself cannot run on Node >= 23 (util.isString): there the real-bot tests are skipped,
 // with the reason printed, and only our own error is tested.
@@ -261,7 +262,7 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
         .sort(),
     ).toEqual(['chat-live', 'chat-paused'])
     expect(byType('outgoing').map((r) => r.body.message.to)).toEqual(['frank'])
-    await vi.waitFor(() => expect(kikApi.flatMap((c) => c.messages.map((m) => m.to))).toEqual(['frank']))
+    await vi.waitFor(() => expect(kikApi.flatMap((c) => c.messages.map((m) => m.to))).toEqual(['frank']), waitOptions)
 
     await tracker.pauses.setPaused('chat-paused', false)
     await post([kikText('erin', 'back?', 'chat-paused', 'm-p2')])
@@ -306,7 +307,7 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
       const post = await serve(bot)
       await post([kikText('ivan', 'crash please', 'chat-i', 'm-i')])
       await sink.waitFor(1)
-      await vi.waitFor(() => expect(caught).toHaveLength(1))
+      await vi.waitFor(() => expect(caught).toHaveLength(1), waitOptions)
     } finally {
       process.removeAllListeners('uncaughtException')
       for (const l of saved) process.on('uncaughtException', l)

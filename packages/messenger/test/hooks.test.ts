@@ -1,5 +1,6 @@
 import { type HookMessage, type MessengerHook, receive, send } from '@convotrack/messenger'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { waitOptions } from '../../../test/support/wait-options'
 import { type Harness, harness, PAGE_ID, textItem } from './helpers'
 
 let h: Harness
@@ -50,7 +51,7 @@ describe('receive / send hooks', () => {
     }, nlu)
     const item = textItem('USER_H', 'where is order 1234?')
     bot.ingest(structuredClone(item))
-    await vi.waitFor(() => expect(bot.sent).toHaveLength(1))
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(1), waitOptions)
     const records = await h.records()
     expect(records.map((r) => r.body)).toEqual([
       {
@@ -97,7 +98,7 @@ describe('receive / send hooks', () => {
       raw_message: raw,
       intent: 'smalltalk.greet',
     })
-    await vi.waitFor(() => expect(bot.sent).toHaveLength(1))
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(1), waitOptions)
     const records = await h.records()
     expect(records[0]?.body.entry[0].messaging).toEqual([{ ...raw, intent: { name: 'smalltalk.greet' } }])
     expect(records[1]?.body.json).toEqual({
@@ -112,11 +113,11 @@ describe('receive / send hooks', () => {
     bot.ingest({ ...textItem('USER_P', 'hello?'), channel: 'USER_P' })
     // The hook tracks the message and decides in the same step: once the record is there, next()
     // would have run.
-    await vi.waitFor(async () => expect(await h.records()).toHaveLength(1))
+    await vi.waitFor(async () => expect(await h.records()).toHaveLength(1), waitOptions)
     expect(bot.handled).toEqual([])
     await h.tracker.pauses.setPaused('USER_P', false)
     bot.ingest({ ...textItem('USER_P', 'again', 1_700_000_009_000), channel: 'USER_P' })
-    await vi.waitFor(() => expect(bot.sent).toHaveLength(1))
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(1), waitOptions)
     expect(bot.handled).toHaveLength(1)
     expect((await h.records()).map((r) => r.type)).toEqual(['incoming', 'incoming', 'outgoing'])
   })
@@ -127,7 +128,7 @@ describe('receive / send hooks', () => {
       reply({ text: 'no recipient at all' })
     })
     bot.ingest({ text: 'not a Messenger event' })
-    await vi.waitFor(() => expect(bot.sent).toHaveLength(2))
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(2), waitOptions)
     expect(bot.handled).toHaveLength(1)
     expect(bot.sent).toHaveLength(2)
     expect(h.errors.map((e) => e.code)).toEqual(['invalid_record', 'invalid_record'])

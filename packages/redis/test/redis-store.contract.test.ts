@@ -28,12 +28,12 @@ afterAll(async () => {
 // Each test gets its own prefix, so tests never see each other's keys.
 pauseStoreContract('RedisPauseStore', ({ ttlMs }) => {
   const prefix = `contract:${++n}:`
-  const store = new RedisPauseStore(client, { prefix, ttlMs })
+  const store = new RedisPauseStore(client, { prefix, ttlMs, timeoutMs: 10_000 }) // past it: fail open
   return { store, advance: (ms) => advanceRedisClock(client, prefix, ms), cleanup: () => store.close() }
 })
 
 pauseStoreContract('RedisPauseStore with localCacheMs', async ({ ttlMs }) => {
   const prefix = `contract-cached:${++n}:`
-  const store = new RedisPauseStore(client, { prefix, ttlMs, localCacheMs: 5_000 })
+  const store = new RedisPauseStore(client, { prefix, ttlMs, localCacheMs: 5_000, timeoutMs: 10_000 })
   return { store, advance: (ms) => advanceRedisClock(client, prefix, ms), cleanup: () => store.close() }
 })

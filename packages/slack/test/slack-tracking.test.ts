@@ -490,7 +490,7 @@ describe('concurrency', () => {
       ),
     )
     expect(results.every((r) => r.status === 200)).toBe(true)
-    await sink.waitFor(2 * n, 20_000)
+    await sink.waitFor(2 * n)
     const records = await delivered()
     expect(records).toHaveLength(2 * n)
     for (let i = 0; i < n; i++) {
@@ -564,7 +564,7 @@ describe('concurrency of respond()', () => {
           }),
         ),
       )
-      await sink.waitFor(2 * n, 20_000)
+      await sink.waitFor(2 * n)
       const records = await delivered()
       for (let i = 0; i < n; i++) {
         const mine = records

@@ -114,7 +114,7 @@ async function get<T = unknown>(path: string): Promise<T> {
 /** Waits until the store holds `n` records: for SDK calls that return no promise. */
 async function records(n: number): Promise<void> {
   await vi.waitFor(async () => expect((await collector.store.counts()).records).toBeGreaterThanOrEqual(n), {
-    timeout: 20_000,
+    timeout: 60_000,
     interval: 20,
   })
   expect((await collector.store.counts()).records).toBe(n)
