@@ -153,144 +153,132 @@ describe('convotrack import (CLI)', { timeout: HANG_MS }, () => {
     expect(sink.requests - before).toBe(0)
   })
 
-  it(
-    'killed with SIGKILL half-way while the service holds its answers, then resumed: every good record exactly once',
-    async () => {
-      const checkpoint = join(dir, 'hold.checkpoint.json')
-      const first = runCli([
-        'import',
-        big.path,
-        '--map',
-        MAP,
-        '--rate',
-        '0',
-        '--concurrency',
-        '4',
-        '--checkpoint',
-        checkpoint,
-        '--quiet',
-      ])
-      await until(() => sink.records.length >= 2000, HANG_MS, '2000 records at the sink')
-      // The service stops storing (503 for everything, retried by the client), so no request is
-      // half-done at the kill; the checkpoint must then hold exactly what the service stored.
-      sink.faults.status = 503
-      // Kill once the checkpoint has caught up with every answer the service gave (a write after
-      // each batch of acknowledgements, renamed into place: never read half-written).
-      const storedBefore = receivedIds()
-      await until(
-        () => existsSync(checkpoint) && sameIds(checkpointIds(checkpoint), storedBefore),
-        HANG_MS,
-        'the checkpoint to hold every stored record',
-      )
-      first.child.kill('SIGKILL')
-      const killed = await first.done
-      expect(killed.signal).toBe('SIGKILL')
-      const stored = receivedIds()
-      expect(stored.length).toBeGreaterThanOrEqual(2000)
-      expect(stored.length).toBeLessThan(big.good.length)
-      expect([...checkpointIds(checkpoint)].sort((a, b) => a - b)).toEqual([...stored].sort((a, b) => a - b))
+  it('killed with SIGKILL half-way while the service holds its answers, then resumed: every good record exactly once', async () => {
+    const checkpoint = join(dir, 'hold.checkpoint.json')
+    const first = runCli([
+      'import',
+      big.path,
+      '--map',
+      MAP,
+      '--rate',
+      '0',
+      '--concurrency',
+      '4',
+      '--checkpoint',
+      checkpoint,
+      '--quiet',
+    ])
+    await until(() => sink.records.length >= 2000, HANG_MS, '2000 records at the sink')
+    // The service stops storing (503 for everything, retried by the client), so no request is
+    // half-done at the kill; the checkpoint must then hold exactly what the service stored.
+    sink.faults.status = 503
+    // Kill once the checkpoint has caught up with every answer the service gave (a write after
+    // each batch of acknowledgements, renamed into place: never read half-written).
+    const storedBefore = receivedIds()
+    await until(
+      () => existsSync(checkpoint) && sameIds(checkpointIds(checkpoint), storedBefore),
+      HANG_MS,
+      'the checkpoint to hold every stored record',
+    )
+    first.child.kill('SIGKILL')
+    const killed = await first.done
+    expect(killed.signal).toBe('SIGKILL')
+    const stored = receivedIds()
+    expect(stored.length).toBeGreaterThanOrEqual(2000)
+    expect(stored.length).toBeLessThan(big.good.length)
+    expect([...checkpointIds(checkpoint)].sort((a, b) => a - b)).toEqual([...stored].sort((a, b) => a - b))
 
-      delete sink.faults.status
-      const second = await runCli(['import', big.path, '--map', MAP, '--rate', '0', '--checkpoint', checkpoint]).done
-      expect(second.code).toBe(2) // done; the 25 invalid lines were skipped
-      expect(second.stderr).toContain(
-        `9975 valid records, ${stored.length} already imported by an earlier run; ${9975 - stored.length} to send`,
-      )
-      expect(second.stdout).toMatch(
-        new RegExp(`^sent ${9975 - stored.length}, ${stored.length} already imported, 25 invalid in `),
-      )
-      const counts = countsOf(receivedIds())
-      expect([...counts.keys()].sort((a, b) => a - b)).toEqual(big.good)
-      expect([...counts.values()].every((c) => c === 1)).toBe(true)
-    },
-    HANG_MS,
-  )
+    delete sink.faults.status
+    const second = await runCli(['import', big.path, '--map', MAP, '--rate', '0', '--checkpoint', checkpoint]).done
+    expect(second.code).toBe(2) // done; the 25 invalid lines were skipped
+    expect(second.stderr).toContain(
+      `9975 valid records, ${stored.length} already imported by an earlier run; ${9975 - stored.length} to send`,
+    )
+    expect(second.stdout).toMatch(
+      new RegExp(`^sent ${9975 - stored.length}, ${stored.length} already imported, 25 invalid in `),
+    )
+    const counts = countsOf(receivedIds())
+    expect([...counts.keys()].sort((a, b) => a - b)).toEqual(big.good)
+    expect([...counts.values()].every((c) => c === 1)).toBe(true)
+  })
 
-  it(
-    'killed with SIGKILL at an arbitrary moment, requests in flight: nothing lost, and the only records sent twice are those stored but not yet checkpointed',
-    async () => {
-      const small = writeExport('small.jsonl', 1200)
-      const checkpoint = join(dir, 'hard.checkpoint.json')
-      sink.faults.latencyMs = 25
-      const first = runCli([
-        'import',
-        small.path,
-        '--map',
-        MAP,
-        '--rate',
-        '0',
-        '--concurrency',
-        '4',
-        '--checkpoint',
-        checkpoint,
-        '--quiet',
-      ])
-      await until(() => sink.records.length >= 300, HANG_MS, '300 records at the sink')
-      first.child.kill('SIGKILL')
-      await first.done
-      // Requests the sink held are answered (and stored) though their sender is gone: wait for the
-      // killed process's connections to close and every request that arrived on them to be answered.
-      await until(() => sink.connections === 0 && sink.pending === 0, HANG_MS, 'the sink to answer what it held')
-      const stored = new Set(receivedIds())
-      const checkpointed = checkpointIds(checkpoint)
-      for (const id of checkpointed) expect(stored.has(id)).toBe(true) // never checkpoints what was not stored
-      const ambiguous = [...stored].filter((id) => !checkpointed.has(id))
-      // in flight (≤ 4) plus acknowledged within the last checkpoint interval (50 ms at ~150 records/s)
-      expect(ambiguous.length).toBeLessThanOrEqual(20)
+  it('killed with SIGKILL at an arbitrary moment, requests in flight: nothing lost, and the only records sent twice are those stored but not yet checkpointed', async () => {
+    const small = writeExport('small.jsonl', 1200)
+    const checkpoint = join(dir, 'hard.checkpoint.json')
+    sink.faults.latencyMs = 25
+    const first = runCli([
+      'import',
+      small.path,
+      '--map',
+      MAP,
+      '--rate',
+      '0',
+      '--concurrency',
+      '4',
+      '--checkpoint',
+      checkpoint,
+      '--quiet',
+    ])
+    await until(() => sink.records.length >= 300, HANG_MS, '300 records at the sink')
+    first.child.kill('SIGKILL')
+    await first.done
+    // Requests the sink held are answered (and stored) though their sender is gone: wait for the
+    // killed process's connections to close and every request that arrived on them to be answered.
+    await until(() => sink.connections === 0 && sink.pending === 0, HANG_MS, 'the sink to answer what it held')
+    const stored = new Set(receivedIds())
+    const checkpointed = checkpointIds(checkpoint)
+    for (const id of checkpointed) expect(stored.has(id)).toBe(true) // never checkpoints what was not stored
+    const ambiguous = [...stored].filter((id) => !checkpointed.has(id))
+    // in flight (≤ 4) plus acknowledged within the last checkpoint interval (50 ms at ~150 records/s)
+    expect(ambiguous.length).toBeLessThanOrEqual(20)
 
-      const second = await runCli([
-        'import',
-        small.path,
-        '--map',
-        MAP,
-        '--rate',
-        '0',
-        '--checkpoint',
-        checkpoint,
-        '--quiet',
-      ]).done
-      expect(second.code).toBe(2)
-      const counts = countsOf(receivedIds())
-      expect([...counts.keys()].sort((a, b) => a - b)).toEqual(small.good)
-      const twice = [...counts.entries()].filter(([, c]) => c > 1).map(([id]) => id)
-      expect(twice.sort((a, b) => a - b)).toEqual(ambiguous.sort((a, b) => a - b))
-      expect([...counts.values()].every((c) => c <= 2)).toBe(true)
-    },
-    HANG_MS,
-  )
+    const second = await runCli([
+      'import',
+      small.path,
+      '--map',
+      MAP,
+      '--rate',
+      '0',
+      '--checkpoint',
+      checkpoint,
+      '--quiet',
+    ]).done
+    expect(second.code).toBe(2)
+    const counts = countsOf(receivedIds())
+    expect([...counts.keys()].sort((a, b) => a - b)).toEqual(small.good)
+    const twice = [...counts.entries()].filter(([, c]) => c > 1).map(([id]) => id)
+    expect(twice.sort((a, b) => a - b)).toEqual(ambiguous.sort((a, b) => a - b))
+    expect([...counts.values()].every((c) => c <= 2)).toBe(true)
+  })
 
-  it(
-    'SIGINT stops gracefully (in-flight records acknowledged, checkpoint saved, exit 130); the rerun completes exactly once',
-    async () => {
-      const small = writeExport('graceful.jsonl', 800)
-      const checkpoint = join(dir, 'graceful.checkpoint.json')
-      sink.faults.latencyMs = 10
-      const first = runCli(['import', small.path, '--map', MAP, '--rate', '300', '--checkpoint', checkpoint])
-      await until(() => sink.records.length >= 150, HANG_MS, '150 records at the sink')
-      first.child.kill('SIGINT')
-      const stopped = await first.done
-      expect(stopped.code).toBe(130)
-      expect(stopped.stdout).toContain('stopped (aborted); run the same command again to resume')
-      expect(checkpointIds(checkpoint).size).toBe(sink.records.length)
+  it('SIGINT stops gracefully (in-flight records acknowledged, checkpoint saved, exit 130); the rerun completes exactly once', async () => {
+    const small = writeExport('graceful.jsonl', 800)
+    const checkpoint = join(dir, 'graceful.checkpoint.json')
+    sink.faults.latencyMs = 10
+    const first = runCli(['import', small.path, '--map', MAP, '--rate', '300', '--checkpoint', checkpoint])
+    await until(() => sink.records.length >= 150, HANG_MS, '150 records at the sink')
+    first.child.kill('SIGINT')
+    const stopped = await first.done
+    expect(stopped.code).toBe(130)
+    expect(stopped.stdout).toContain('stopped (aborted); run the same command again to resume')
+    expect(checkpointIds(checkpoint).size).toBe(sink.records.length)
 
-      const second = await runCli([
-        'import',
-        small.path,
-        '--map',
-        MAP,
-        '--rate',
-        '0',
-        '--checkpoint',
-        checkpoint,
-        '--quiet',
-      ]).done
-      expect(second.code).toBe(2)
-      const counts = countsOf(receivedIds())
-      expect([...counts.keys()].sort((a, b) => a - b)).toEqual(small.good)
-      expect([...counts.values()].every((c) => c === 1)).toBe(true)
-    },
-    HANG_MS,
-  )
+    const second = await runCli([
+      'import',
+      small.path,
+      '--map',
+      MAP,
+      '--rate',
+      '0',
+      '--checkpoint',
+      checkpoint,
+      '--quiet',
+    ]).done
+    expect(second.code).toBe(2)
+    const counts = countsOf(receivedIds())
+    expect([...counts.keys()].sort((a, b) => a - b)).toEqual(small.good)
+    expect([...counts.values()].every((c) => c === 1)).toBe(true)
+  })
 
   it('imports CSV with a column mapping, posting v=10.1.1-rest universal records with the CLI key', async () => {
     const csv = join(dir, 'tickets.csv')
