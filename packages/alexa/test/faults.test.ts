@@ -35,12 +35,6 @@ async function setup(faults: Faults, options: AlexaTrackingOptions = { flushTime
   return instrumentedSkill(alexaTracking(tracker, options)).create()
 }
 
-/** A Lambda context whose remaining time stands still: budgets are exact, whatever the machine's speed. */
-const frozenLambdaContext = (remainingMs: number) => ({
-  ...lambdaContext(),
-  getRemainingTimeInMillis: () => remainingMs,
-})
-
 const scenarios: Array<[string, Faults, (s: Sink) => Promise<void>]> = [
   ['down (connection refused)', {}, (s) => s.down()],
   ['slow (answers after 5 s)', { latencyMs: 5_000 }, async () => {}],
@@ -60,7 +54,7 @@ describe.each(scenarios)('tracking service %s', (_name, faults, breakIt) => {
     ]) {
       const want = await reference.invoke(structuredClone(envelope))
       flushes.length = 0
-      expect(await skill.invoke(envelope, frozenLambdaContext(7_000))).toEqual(want)
+      expect(await skill.invoke(envelope, lambdaContext(7_000))).toEqual(want)
       // One bounded wait, and the answer only once it ended (undelivered: the service is broken).
       expect(flushes.map((f) => f.budgetMs)).toEqual([FLUSH_MS])
       expect((await flushes[0]?.result)?.delivered).toBe(false)
@@ -81,7 +75,7 @@ describe.each(scenarios)('tracking service %s', (_name, faults, breakIt) => {
 describe('deadlines', () => {
   it('the default flush deadline is under 1 s (800 ms)', async () => {
     const skill = await setup({ latencyMs: 5_000 }, {})
-    await skill.invoke(launchRequest(), frozenLambdaContext(7_000))
+    await skill.invoke(launchRequest(), lambdaContext(7_000))
     expect(flushes.map((f) => f.budgetMs)).toEqual([DEFAULT_FLUSH_TIMEOUT_MS])
     expect(DEFAULT_FLUSH_TIMEOUT_MS).toBe(800)
     expect(await flushes[0]?.result).toMatchObject({ delivered: false }) // waited it out: the service is slow
@@ -89,14 +83,14 @@ describe('deadlines', () => {
 
   it('the wait stays inside the Lambda’s remaining time (kept 500 ms back)', async () => {
     const skill = await setup({ latencyMs: 5_000 }, { flushTimeoutMs: 5_000 })
-    await skill.invoke(launchRequest(), frozenLambdaContext(600))
+    await skill.invoke(launchRequest(), lambdaContext(600))
     expect(flushes.map((f) => f.budgetMs)).toEqual([100])
   })
 
   it('a healthy service: records are delivered before the Lambda answer, on delivery, not at the deadline', async () => {
     // A deadline far past the test's own timeout: answering at all proves it came on delivery.
     const skill = await setup({}, { flushTimeoutMs: 3_600_000 })
-    await skill.invoke(launchRequest(), frozenLambdaContext(4_000_000))
+    await skill.invoke(launchRequest(), lambdaContext(4_000_000))
     expect(sink.records.map((r) => r.type).sort()).toEqual(['incoming', 'outgoing'])
     expect(flushes.map((f) => f.budgetMs)).toEqual([3_600_000])
     expect(await flushes[0]?.result).toMatchObject({ delivered: true })
@@ -114,7 +108,7 @@ describe('deadlines', () => {
 
   it('flush: false never waits, even in Lambda', async () => {
     const skill = await setup({ latencyMs: 5_000 }, { flushTimeoutMs: 5_000, flush: false })
-    await skill.invoke(launchRequest(), frozenLambdaContext(7_000))
+    await skill.invoke(launchRequest(), lambdaContext(7_000))
     expect(flushes).toEqual([])
   })
 })
