@@ -18,7 +18,7 @@ const matrix = JSON.parse(readFileSync(new URL('./scripts/node-matrix.json', imp
 const lineExclude = process.env.CONVOTRACK_NODE_LINE ? matrix.systemNodeOnly : []
 const exclude = (...globs: string[]) => [...configDefaults.exclude, ...lineExclude, ...globs]
 // Hang detectors, not speed limits: no test asserts on time, and on a loaded 2-core machine
-// (verify runs three Node lines side by side) a suite that takes 5 s idle can take ten times that.
+// (verify runs the Node lines side by side) a suite that takes 5 s idle can take ten times that.
 const testTimeout = 120_000
 const hookTimeout = 120_000
 
