@@ -1,5 +1,7 @@
 /**
- * Rate pacing after rate limits (429, or 503 with Retry-After). A limit is a rate, not a wall.
+ * Rate pacing after rate limits (429; a 503 is unavailability, the gate's business, see
+ * `failure-policy.ts`). A limit is a rate, not a wall. Every method takes `now`, so it runs on a
+ * driven clock in tests.
  * Every window (500 ms, longer until 20 answers came back) the pacer looks at the share of
  * answers that were rate-limit refusals:
  *

@@ -5,20 +5,14 @@ import { Connections } from './connections'
 import { Deadlines } from './deadlines'
 import { type AttemptFailure, refusedRecordError, scrub, toTransportError } from './delivery-errors'
 import type { TransportError } from './errors'
+import { decideFailure, NO_ANSWER_BURST_MS, servedReopens } from './failure-policy'
 import { Fifo } from './fifo'
 import { Gate } from './gate'
 import { IdempotencyKeys } from './idempotency'
 import { Lanes } from './lanes'
 import { ConcurrencyLimiter } from './limiter'
 import { RatePacer } from './pacer'
-import {
-  backoffDelay,
-  DEFAULT_RETRY,
-  isConnectError,
-  isRetryableStatus,
-  parseRetryAfter,
-  type RetryOptions,
-} from './retry'
+import { DEFAULT_RETRY, isConnectError, parseRetryAfter, type RetryOptions } from './retry'
 import type {
   Pending,
   PendingSummary,
@@ -38,14 +32,6 @@ const MIN_CONCURRENCY = 4
 const INITIAL_CONCURRENCY = 16
 /** Batches in flight at once: more only splits the backlog into smaller batches. */
 const BATCHES_IN_FLIGHT = 8
-/** Consecutive rate-limit answers (no success between) that mean "everything is refused": close the gate. */
-const LIMITED_RUN_GATES = 8
-/** Failures without an answer this close together are one burst: the service's trouble, not the record's. */
-const NO_ANSWER_BURST_MS = 1_000
-/** Attempts a shipment may be spared by such bursts before they count (a record that itself kills the service still fails). */
-const MAX_SPARED = 20
-/** Longest gate step while the service is unreachable: one cheap probe per second at most. */
-const GATE_MAX_MS = 1_000
 
 /**
  * Delivers records off the hot path: per-conversation lanes bounded by bytes (and optionally a
@@ -78,6 +64,8 @@ export class Transport implements AttemptOwner {
    * not a fault of its own.
    */
   private answeredSentAt = 0
+  /** When the newest request the service served (any answer but a 503) was sent. */
+  private servedSentAt = 0
   /** When the last failure without an answer came. */
   private noAnswerAt = 0
   /**
@@ -103,7 +91,6 @@ export class Transport implements AttemptOwner {
   private readonly basePath: string
   private readonly batchPath: string
   private readonly retry: Required<RetryOptions>
-  private readonly gateRetry: Required<RetryOptions>
   private readonly userAgent: string
   private readonly batchHeaders: string[]
   readonly counters = {
@@ -123,7 +110,6 @@ export class Transport implements AttemptOwner {
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.batchPath = `${this.basePath}/track/batch?${new URLSearchParams({ apiKey: opts.apiKey })}`
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
-    this.gateRetry = { ...this.retry, maxDelayMs: Math.min(this.retry.maxDelayMs, GATE_MAX_MS) }
     this.deadlines = new Deadlines(opts.timeoutMs)
     const cap = Math.max(1, opts.concurrency)
     this.limiter = new ConcurrencyLimiter(Math.min(MIN_CONCURRENCY, cap), cap, INITIAL_CONCURRENCY)
@@ -424,6 +410,8 @@ export class Transport implements AttemptOwner {
     results: ReturnType<typeof parseBatchResults>,
   ): void {
     if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt
+    if (s.sentAt > this.servedSentAt) this.servedSentAt = s.sentAt
+    if (servedReopens(s.sentAt, this.gate.unavailableSentAt)) this.gate.reopen()
     this.limitedRun = 0
     this.gate.opened()
     this.pacer.onAccepted(now)
@@ -451,98 +439,59 @@ export class Transport implements AttemptOwner {
     }
   }
 
+  /** A failed attempt: the failure policy decides, this applies the decision. */
   private failed(s: Shipment, f: AttemptFailure, now: number): void {
-    const { status } = f
-    if (this.destroyed) {
-      this.fail(s, f, true)
-      return
-    }
-    if (s.batch && (status === 404 || status === 405)) {
-      // No batch endpoint after all: single records from now on, this batch's included.
+    const gate = this.gate
+    const lone = this.lone
+    const d = decideFailure(
+      {
+        status: f.status,
+        retryAfterMs: f.retryAfterMs,
+        connectFailed: f.status === undefined && isConnectError(f.error),
+        stale: f.stale,
+      },
+      s,
+      {
+        shuttingDown: this.destroyed,
+        maxAttempts: this.retry.maxAttempts,
+        answeredSentAt: this.answeredSentAt,
+        servedSentAt: this.servedSentAt,
+        noAnswerAt: this.noAnswerAt,
+        lone: lone && { isThis: lone === s, spared: lone.spared },
+        limitedRun: this.limitedRun,
+        gateRound: gate.round,
+        probing: gate.probing,
+        connectFailures: gate.connectFailures,
+      },
+      now,
+      this.retry,
+    )
+    const next = d.next
+    this.answeredSentAt = next.answeredSentAt
+    this.servedSentAt = next.servedSentAt
+    this.noAnswerAt = next.noAnswerAt
+    this.limitedRun = next.limitedRun
+    gate.probing = next.probing
+    gate.connectFailures = next.connectFailures
+    if (d.verdict === 'unbatch') {
       this.batchLimits = undefined
       this.batchAllowed = false
       this.lanes.giveBack(s.records)
       return
     }
-    if (status !== undefined) {
-      if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt // the service answers
-      this.gate.connectFailures = 0
-      const limited = status === 429 || (status === 503 && f.retryAfterMs !== undefined)
-      if (!limited) this.gate.probing = false
-      if (!isRetryableStatus(status)) {
-        this.fail(s, f, false)
-        return
-      }
-      if (limited) {
-        this.pacer.onLimited(now)
-        this.limitedRun++
-        if (s.attempts < this.retry.maxAttempts && (this.gate.probing || this.limitedRun >= LIMITED_RUN_GATES)) {
-          // Everything is refused: hold every request for the Retry-After, then probe. The
-          // service answered, so the attempt counts: a service that refuses for good fails records.
-          if (s.round === this.gate.round)
-            this.gate.close(now, Math.min(f.retryAfterMs ?? backoffDelay(1, this.retry), this.retry.maxRetryAfterMs))
-          this.hold(s, f, now)
-          return
-        }
-      } else {
-        this.limiter.onCongestion(s.sentAt, now)
-      }
-      if (s.attempts >= this.retry.maxAttempts) {
-        this.fail(s, f, true)
-        return
-      }
-      const wait =
-        limited && f.retryAfterMs !== undefined
-          ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
-          : backoffDelay(s.attempts, this.retry)
-      this.later(s, f, wait)
-      return
-    }
-    // No answer: refused, reset, socket error, or the deadline.
-    const connect = isConnectError(f.error)
-    if (f.stale && !connect) {
-      // A kept-alive socket the service had closed: again at once, on another connection (this
-      // one reconnects), spending no attempt. Its idempotency key makes a resend safe; it cannot
-      // loop, since a socket that failed is not reused.
-      s.attempts--
-      this.hold(s, f, now)
-      return
-    }
-    if (!connect) this.limiter.onCongestion(s.sentAt, now)
-    const burst = now - this.noAnswerAt < NO_ANSWER_BURST_MS
-    this.noAnswerAt = now
-    const lone = this.lone
-    this.lone = undefined
-    if (burst && lone !== undefined && lone !== s && lone.spared < MAX_SPARED) {
-      // The first failure of this burst could not know it was one: its attempt back.
+    if (d.spareLone && lone) {
       lone.attempts--
       lone.spared++
     }
-    if (connect || this.answeredSentAt <= s.sentAt) {
-      // Nothing sent after this request was answered: the service is unreachable (or went away
-      // while it was in flight), not this request's fault. Hold everything (one gate step per
-      // round), spend no attempt.
-      s.attempts--
-      if (s.round === this.gate.round) this.gate.close(now, backoffDelay(++this.gate.connectFailures, this.gateRetry))
-      this.hold(s, f, now)
-      return
-    }
-    if (burst && s.spared < MAX_SPARED) {
-      // Others failed the same way within the last second (a service restarting, flapping,
-      // dropping its connections): retried with backoff, spending no attempt.
-      s.attempts--
-      s.spared++
-      this.later(s, f, backoffDelay(s.spared, this.gateRetry))
-      return
-    }
-    // Alone so far: the attempt counts, unless another failure without an answer follows within
-    // the burst window. On the last attempt the verdict waits for that window.
-    this.lone = s
-    if (s.attempts >= this.retry.maxAttempts) {
-      this.later(s, f, NO_ANSWER_BURST_MS, true)
-      return
-    }
-    this.later(s, f, backoffDelay(s.attempts, this.retry))
+    if (d.lone !== 'keep') this.lone = d.lone === 'this' ? s : undefined
+    if (d.pace) this.pacer.onLimited(now)
+    if (d.shrink) this.limiter.onCongestion(s.sentAt, now)
+    if (!d.spendAttempt) s.attempts--
+    if (d.spare) s.spared++
+    if (d.closeGateMs !== undefined) gate.close(now, d.closeGateMs, d.closedByUnavailable ? s.sentAt : undefined)
+    if (d.verdict === 'fail') this.fail(s, f, d.retryable)
+    else if (d.verdict === 'hold') this.hold(s, f, now)
+    else this.later(s, f, d.delayMs, d.judge)
   }
 
   /** Back in the queue of returned requests, held by the gate. */

@@ -80,6 +80,58 @@ describe('delivery engine, default options', () => {
     storedOnce(svc, 300)
   })
 
+  it('503 + Retry-After to the first record: a record for another conversation waits until the time it gave', async () => {
+    let first = true
+    svc = await startFakeService(
+      {},
+      {
+        retryAfterSec: 1,
+        unavailableIf: (raw) => {
+          if (!raw.includes('"first"') || !first) return undefined
+          first = false
+          return 0
+        },
+      },
+    )
+    const s = svc
+    tracker = createTracker({ apiKey: 'k', baseUrl: s.url })
+    const retried = new Promise<void>((r) => tracker?.on('retry', () => r()))
+    tracker.universal.logIncoming({ text: 'first', userId: 'a' })
+    await retried // the 503 is in
+    tracker.universal.logIncoming({ text: 'second', userId: 'b' })
+    expect(await tracker.flush(10_000)).toMatchObject({ delivered: true, sent: 2, failed: 0 })
+    const unavailableAt = s.answers.find((a) => a.status === 503)?.at as number
+    const second = s.answers.find((a) => a.status === 201 && a.raw.includes('"second"'))?.at as number
+    // 503 says the service is unavailable, not this request: nothing goes before the time it gave.
+    expect(second - unavailableAt).toBeGreaterThanOrEqual(1_000)
+    expect(s.stored.map((r) => r.body.text).sort()).toEqual(['first', 'second'])
+  })
+
+  it('503 + Retry-After from one instance while a request sent after it is served: only that record waits', async () => {
+    svc = await startFakeService(
+      {},
+      { retryAfterSec: 3, unavailableIf: (raw) => (raw.includes('"slow"') ? 300 : undefined) },
+    )
+    const s = svc
+    tracker = createTracker({ apiKey: 'k', baseUrl: s.url })
+    const t = tracker
+    const retried = new Promise<void>((r) => t.on('retry', () => r()))
+    t.universal.logIncoming({ text: 'slow', userId: 'a' })
+    await until(() => s.inFlight === 1)
+    const sentAfter = Date.now()
+    await until(() => Date.now() > sentAfter) // a later millisecond: sent after "slow"
+    t.universal.logIncoming({ text: 'fast', userId: 'b' })
+    await until(() => s.stored.length === 1)
+    await retried // the 503 of "slow" is in, after "fast" was served
+    s.faults.unavailableIf = undefined
+    t.universal.logIncoming({ text: 'after', userId: 'c' })
+    await until(() => s.stored.length === 2)
+    // Not held by a gate: "after" went at once while "slow" waits out its own Retry-After.
+    expect(s.stored.map((r) => r.body.text)).toEqual(['fast', 'after'])
+    expect(t.stats().retrying).toBe(1)
+    expect(await t.flush(10_000)).toMatchObject({ delivered: true, sent: 3, failed: 0 })
+  })
+
   it('a host that accepts connections and never answers: gate, one probe at a time, no attempts burnt; then recovery', async () => {
     svc = await startFakeService({}, { silent: true })
     tracker = createTracker({ apiKey: 'k', baseUrl: svc.url, timeoutMs: 300, retry: { maxAttempts: 2 } })
