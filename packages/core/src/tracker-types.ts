@@ -102,6 +102,15 @@ export interface TrackerOptions {
    * ends is said once on the logger either way. Default `true` (3000 ms).
    */
   flushOnExit?: boolean | number
+  /**
+   * What a direct tracking call does with a record it cannot send (a numeric `userId`, a
+   * circular or BigInt `platformJson`, a getter that throws, a bad intent). Default `false`: the
+   * bot never sees it — the problem goes to `onError` (an `InvalidRecordError` naming the field
+   * and rule), is counted in `stats().invalid`, and the call returns `false`, as Sentry's and
+   * PostHog's capture calls do. `true` throws the `InvalidRecordError` out of the call instead:
+   * for development and tests, where a bad record should stop the run. Adapters never throw either way.
+   */
+  strict?: boolean
 }
 
 /** Per-call options of every tracking call. */

@@ -175,7 +175,11 @@ class TrackerImpl extends EventEmitter implements Tracker {
   logEvent(event: TrackedEvent, options: EventOptions = {}): boolean {
     const platform = options.platform ?? 'generic'
     if (!PLATFORMS.includes(platform))
-      throw new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event')
+      return this.rejectInvalid(
+        new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event'),
+        'generic',
+        'event',
+      )
     return this.track(platform, 'event', { v: options.v }, eventShape, event, undefined)
   }
 
@@ -184,18 +188,23 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   setOutgoingIntent(intent: Intent): void {
-    validateIntent(intent, 'intent', 'setOutgoingIntent')
-    this.scope.writable().outgoingIntent = intent
+    if (this.validSetting(() => validateIntent(intent, 'intent', 'setOutgoingIntent')))
+      this.scope.writable().outgoingIntent = intent
   }
 
   setIncomingIntent(intent: Intent): void {
-    validateIntent(intent, 'intent', 'setIncomingIntent')
-    this.scope.writable().incomingIntent = intent
+    if (this.validSetting(() => validateIntent(intent, 'intent', 'setIncomingIntent')))
+      this.scope.writable().incomingIntent = intent
   }
 
   setUserMetadata(metadata: JsonObject): void {
-    if (!isObject(metadata))
-      throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
+    if (
+      !this.validSetting(() => {
+        if (!isObject(metadata))
+          throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
+      })
+    )
+      return
     const turn = this.scope.writable()
     turn.userMetadata = { ...turn.userMetadata, ...metadata }
   }
@@ -333,6 +342,55 @@ class TrackerImpl extends EventEmitter implements Tracker {
     if (this.refusing) return this.refuse(platform, type, undefined)
     // Full: the call is dropped before any work is spent on it, one drop per record it would make.
     if (!this.sink && this.transport.full) return this.dropCallFull(platform, type, shape, a, b)
+    try {
+      return this.serializeAndQueue(platform, type, o, shape, a, b)
+    } catch (error) {
+      return this.rejectInvalid(error, platform, type)
+    }
+  }
+
+  /**
+   * A record that cannot be sent (a broken rule, a getter that throws, JSON that cannot carry
+   * it): counted `invalid`, then thrown with `strict`, else reported and the call returns.
+   */
+  private rejectInvalid(error: unknown, platform: Platform, type: RecordType): false {
+    this.invalid++
+    const err =
+      error instanceof ConvotrackError
+        ? error
+        : Object.assign(
+            new InvalidRecordError(
+              '',
+              `could not be read: ${error instanceof Error ? error.message : String(error)}`,
+              `${platform} ${type}`,
+            ),
+            { cause: error },
+          )
+    if (this.opts.strict) throw error
+    this.reportError(err, { platform, type, userId: undefined })
+    return false
+  }
+
+  /** A turn setting's check: true when it passed; else thrown with `strict`, or reported. */
+  private validSetting(check: () => void): boolean {
+    try {
+      check()
+      return true
+    } catch (error) {
+      if (this.opts.strict) throw error
+      this.reportError(error)
+      return false
+    }
+  }
+
+  private serializeAndQueue<A, B>(
+    platform: Platform,
+    type: RecordType,
+    o: CallOptions | undefined,
+    shape: RecordShape<A, B>,
+    a: A,
+    b: B,
+  ): boolean {
     const turn = this.scope.readable()
     const ctx: SerializeContext = {
       sendPlatformCredentials: this.opts.sendPlatformCredentials,
@@ -346,13 +404,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
     const ignore = this.ignore
     if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
-    let out: WireRecord | readonly WireRecord[]
-    try {
-      out = shape.serialize(a, b, ctx, type)
-    } catch (error) {
-      this.invalid++
-      throw error
-    }
+    const out = shape.serialize(a, b, ctx, type)
     const v = o?.v ?? this.v
     if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord)
     if (out.length === 0) {
@@ -376,12 +428,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
       try {
         body = JSON.stringify(rec.body)
       } catch {
-        try {
-          body = toWireJson(rec.body, `${platform} ${type}`) // names the field, or throws
-        } catch (error) {
-          this.invalid++
-          throw error
-        }
+        body = toWireJson(rec.body, `${platform} ${type}`) // names the field, or throws
       }
       if (this.opts.redact) {
         const meta = { platform, type, userId: rec.userId }
