@@ -156,6 +156,10 @@ export interface TrackerStats extends TransportStats {
   ignored: number
   /** Records rejected as invalid at the call. */
   invalid: number
+  /** Of `failed`: records of a batch the service refused (`RefusedRecordError`, not retried). */
+  refused: number
+  /** Of `failed` and `dropped`: records pending or held when `close()` gave up on them. */
+  abandoned: number
   /** Records adapters hold now (turn buffers plus unfinished work that will produce records). */
   held: number
   /** True once the service advertised batches and records go in batches (see the `batch` option). */
@@ -178,7 +182,10 @@ export interface TrackerEvents {
 
 /** Incoming and outgoing calls of a universal-shaped platform. */
 export interface UniversalChannel {
-  /** Tracks a message from the user. Throws {@link InvalidRecordError} for a bad record. */
+  /**
+   * Tracks a message from the user. A bad record is reported through `onError` and the call
+   * returns false (with `strict: true` it throws {@link InvalidRecordError}).
+   */
   logIncoming(message: UniversalMessage, options?: CallOptions): boolean
   /** Tracks a message from the bot. */
   logOutgoing(message: UniversalMessage, options?: CallOptions): boolean

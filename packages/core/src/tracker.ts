@@ -11,7 +11,8 @@ import {
 import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './exit-flush'
 import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
-import { DropSummary, info, LossCount, maskApiKey } from './loss-report'
+import { Ledger } from './ledger'
+import { DropSummary, info, maskApiKey } from './loss-report'
 import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
 import { describeUndelivered } from './pending-report'
@@ -63,9 +64,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly held: HeldRecords
   private readonly exitFlushMs: number
   private watchingExit = false
-  private ignored = 0
-  private invalid = 0
-  private readonly loss = new LossCount()
+  /** Every count of what happened to records (see ledger.ts). */
+  private readonly ledger = new Ledger()
   private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
   /** What the shapes' `users` read while the queue is full, when there is no ignore list (no object per call). */
   private readonly fullCtx: SerializeContext
@@ -128,7 +128,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
           if (this.opts.debug) this.logger.log(`[convotrack] delivered ${meta.platform}/${meta.type} (${status})`)
           if (this.listenerCount('sent') > 0) this.safeEmit('sent', info(meta, true), status)
         },
-        onFailed: (error, meta) => this.lose(error, meta, undefined),
+        onFailed: (error, meta) => this.reportLost(error, meta, undefined),
         onRetry: (error, meta, delay) => {
           if (this.opts.debug)
             this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
@@ -140,16 +140,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
           this.safeEmit('drained')
         },
       },
+      this.ledger,
     )
     this.held = new HeldRecords({
       inTurn: (state, fn) => (state ? this.scope.run(fn, state) : fn()),
       report: (error) => this.reportError(error),
-      abandon: (count) => {
-        const c = this.transport.counters
-        c.dropped += count
-        c.droppedByReason.closed += count
-        this.loss.add(count)
-      },
+      abandon: (count) => this.ledger.abandoned(count, 'closed'),
       onHeld: () => this.watchExit(),
       onSettled: () => this.unwatchExitIfIdle(),
     })
@@ -247,15 +243,15 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   async flush(timeoutMs = 10_000): Promise<FlushResult> {
     this.fullDrops.flush()
-    const lossBefore = this.loss.takeSinceFlush()
-    const totalAtStart = this.loss.total
+    const lostBefore = this.ledger.beginFlush()
+    const mark = this.ledger.mark()
     const started = Date.now()
     // Held records first (they become queued records), then delivery, within one timeout.
     const settled = await this.held.settled(timeoutMs)
     const drained = await this.transport.drain(Math.max(0, timeoutMs - (Date.now() - started)))
     const s = this.transport.stats()
     return {
-      delivered: settled && drained && lossBefore === 0 && this.loss.total === totalAtStart,
+      delivered: settled && drained && lostBefore === 0 && this.ledger.lostSince(mark) === 0,
       pending: this.transport.pending,
       held: this.held.size,
       sent: s.sent,
@@ -270,13 +266,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.isClosed = true
     const flushed = await this.flush(timeoutMs)
     this.refusing = true
-    const lossBefore = this.loss.total
+    const mark = this.ledger.mark()
     const facts = this.undelivered()
     const heldAtDeadline = this.held.abandonAll()
     const abandoned = await this.transport.destroy()
     exitWatch.unwatch(this.exitHook)
     if (abandoned.length > 0 || heldAtDeadline > 0) {
-      this.loss.add(abandoned.length)
       this.reportError(
         new ConvotrackError(
           'closed_with_pending',
@@ -287,7 +282,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     }
     const s = this.transport.stats()
     return {
-      delivered: flushed.delivered && this.loss.total === lossBefore,
+      delivered: flushed.delivered && this.ledger.lostSince(mark) === 0,
       pending: this.transport.pending,
       held: heldAtDeadline + this.held.pendingWork,
       sent: s.sent,
@@ -299,8 +294,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
   stats(): TrackerStats {
     return {
       ...this.transport.stats(),
-      ignored: this.ignored,
-      invalid: this.invalid,
+      ignored: this.ledger.counts.ignored,
+      invalid: this.ledger.counts.invalid,
+      refused: this.ledger.counts.refused,
+      abandoned: this.ledger.counts.abandoned,
       batching: this.transport.batching,
       held: this.held.size,
     }
@@ -354,7 +351,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
    * it): counted `invalid`, then thrown with `strict`, else reported and the call returns.
    */
   private rejectInvalid(error: unknown, platform: Platform, type: RecordType): false {
-    this.invalid++
+    this.ledger.invalid()
     const err =
       error instanceof ConvotrackError
         ? error
@@ -408,7 +405,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     const v = o?.v ?? this.v
     if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord)
     if (out.length === 0) {
-      this.ignored++
+      this.ledger.ignored()
       return false
     }
     let queued = false
@@ -420,7 +417,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, rec: WireRecord): boolean {
     const ignore = this.ignore
     if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
-      this.ignored++
+      this.ledger.ignored()
       return false
     }
     {
@@ -476,7 +473,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     return {
       ...this.transport.pendingSummary(),
       held: this.held.records,
-      queueFull: this.transport.counters.droppedByReason.queue_full,
+      queueFull: this.ledger.counts.droppedByReason.queue_full,
     }
   }
 
@@ -508,7 +505,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
         : this.exitFlushMs > 0
           ? `the process is ending after waiting up to ${this.exitFlushMs} ms for delivery (flushOnExit)`
           : 'the process is ending (flushOnExit is off)'
-    this.loss.add(facts.records + facts.held)
+    this.ledger.lostAtExit(facts.records + facts.held)
     this.logger.warn(
       `[convotrack] ${how} with ${describeUndelivered(facts)}. To wait for delivery, call \`await tracker.close()\` before the process ends.`,
     )
@@ -550,12 +547,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
       : this.fullCtx
     const users = shape.users(a, b, ctx, type)
     if (users.length === 0) {
-      this.ignored++
+      this.ledger.ignored()
       return false
     }
     for (let i = 0; i < users.length; i++) {
       const userId = users[i]
-      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) this.ignored++
+      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) this.ledger.ignored()
       else this.dropFull(platform, type, userId)
     }
     return false
@@ -563,10 +560,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   /** A record the full queue refused: counted exactly, a `dropped` event, and a summary on `onError`. */
   private dropFull(platform: Platform, type: RecordType, userId: string | undefined): false {
-    const c = this.transport.counters
-    c.dropped++
-    c.droppedByReason.queue_full++
-    this.loss.add()
+    this.ledger.dropped('queue_full')
     if (this.listenerCount('dropped') > 0) this.safeEmit('dropped', 'queue_full', { platform, type, userId })
     this.fullDrops.add(platform, type, userId)
     return false
@@ -581,24 +575,22 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   private drop(reason: DropReason, meta: RecordInfo & { body?: string }): void {
-    const c = this.transport.counters
-    c.dropped++
-    c.droppedByReason[reason]++
+    this.ledger.dropped(reason)
     this.safeEmit('dropped', reason, info(meta, false))
     if (reason === 'redacted') return // deliberate: counted, not an error
     const message =
       reason === 'closed'
         ? 'the tracker is closed: record dropped (create a new tracker to track more records)'
         : `record dropped (${reason})`
-    this.lose(new DroppedRecordError(reason, message), meta, meta.body)
+    this.reportLost(new DroppedRecordError(reason, message), meta, meta.body)
   }
 
-  private lose(
+  /** A lost record, reported (the ledger counted it). */
+  private reportLost(
     error: ConvotrackError | TransportError,
     meta: RecordInfo & { body?: string },
     body: string | undefined,
   ): void {
-    this.loss.add()
     this.reportError(error, { ...info(meta, false), body: body ?? meta.body })
   }
 

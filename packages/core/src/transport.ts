@@ -10,6 +10,7 @@ import { Fifo } from './fifo'
 import { Gate } from './gate'
 import { IdempotencyKeys } from './idempotency'
 import { Lanes } from './lanes'
+import type { Ledger } from './ledger'
 import { ConcurrencyLimiter } from './limiter'
 import { RatePacer } from './pacer'
 import { DEFAULT_RETRY, isConnectError, parseRetryAfter, type RetryOptions } from './retry'
@@ -93,17 +94,11 @@ export class Transport implements AttemptOwner {
   private readonly retry: Required<RetryOptions>
   private readonly userAgent: string
   private readonly batchHeaders: string[]
-  readonly counters = {
-    sent: 0,
-    retried: 0,
-    failed: 0,
-    dropped: 0,
-    droppedByReason: { queue_full: 0, redacted: 0, closed: 0 },
-  }
-
   constructor(
     private readonly opts: TransportOptions,
     private readonly hooks: TransportHooks,
+    /** Where every count goes (the tracker's: see ledger.ts). */
+    private readonly ledger: Ledger,
   ) {
     const url = new URL(opts.baseUrl)
     this.origin = url.origin
@@ -184,15 +179,16 @@ export class Transport implements AttemptOwner {
   }
 
   stats(): TransportStats {
+    const c = this.ledger.counts
     return {
       queued: this.lanes.waiting + this.returnedRecords + this.retrying,
       inFlight: this.inFlight,
       retrying: this.retrying,
-      sent: this.counters.sent,
-      retried: this.counters.retried,
-      failed: this.counters.failed,
-      dropped: this.counters.dropped,
-      droppedByReason: { ...this.counters.droppedByReason },
+      sent: c.sent,
+      retried: c.retried,
+      failed: c.failed,
+      dropped: c.dropped,
+      droppedByReason: { ...c.droppedByReason },
     }
   }
 
@@ -227,7 +223,7 @@ export class Transport implements AttemptOwner {
     this.gate.stop()
     this.deadlines.stop()
     if (this.paceTimer) clearTimeout(this.paceTimer)
-    this.counters.failed += left.length
+    this.ledger.abandoned(left.length, 'failed')
     await this.connections?.destroy()
     // Requests cut by the teardown settle (as failed) before close() reports.
     if (this.inFlight > 0) await this.drain(1_000)
@@ -430,10 +426,10 @@ export class Transport implements AttemptOwner {
       this.heldBytes -= rec.body.length
       const r = results?.[i]
       if (r?.status === 'refused') {
-        this.counters.failed++
+        this.ledger.failed(1, true)
         this.hooks.onFailed(refusedRecordError(r.error, s.attempts), rec)
       } else {
-        this.counters.sent++
+        this.ledger.sent()
         this.hooks.onSent(rec, status)
       }
     }
@@ -496,7 +492,7 @@ export class Transport implements AttemptOwner {
 
   /** Back in the queue of returned requests, held by the gate. */
   private hold(s: Shipment, f: AttemptFailure, now: number): void {
-    this.counters.retried += s.records.length
+    this.ledger.retried(s.records.length)
     this.returned.push(s)
     this.returnedRecords += s.records.length
     this.retryEvent(s, f, Math.max(0, this.gate.until - now))
@@ -519,7 +515,7 @@ export class Transport implements AttemptOwner {
           this.afterSettle()
           return
         }
-        this.counters.retried += n
+        this.ledger.retried(n)
         this.retryEvent(s, f, 0)
       }
       this.returned.push(s)
@@ -529,7 +525,7 @@ export class Transport implements AttemptOwner {
     if (this.waiters.size === 0) timer.unref()
     this.retryTimers.set(timer, s)
     if (judge) return
-    this.counters.retried += n
+    this.ledger.retried(n)
     this.retryEvent(s, f, delay)
   }
 
@@ -544,7 +540,7 @@ export class Transport implements AttemptOwner {
     const error = this.toError(f, s.attempts, retryable)
     for (const rec of s.records) {
       this.heldBytes -= rec.body.length
-      this.counters.failed++
+      this.ledger.failed()
       this.hooks.onFailed(error, rec)
     }
   }
