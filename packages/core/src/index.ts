@@ -14,6 +14,13 @@ export { DEFAULT_EXIT_FLUSH_MS } from './exit-flush'
 export type { HeldLog, HeldTurn } from './held-records'
 export { toPlainJson, toWireJson } from './json'
 export { inLambda, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, remainingLambdaMs } from './lambda-budget'
+export {
+  DEFAULT_LAMBDA_FLUSH_MS,
+  flushForLambda,
+  type LambdaFlushOptions,
+  type LambdaFlushWhen,
+  withLambdaFlush,
+} from './lambda-flush'
 export { maskApiKey } from './loss-report'
 export { MemoryPauseStore, type MemoryPauseStoreOptions } from './pause/memory-store'
 export { type PauseStore, pauseKey } from './pause/store'
@@ -39,6 +46,7 @@ export {
   type EventOptions,
   type FlushResult,
   type RecordInfo,
+  type RecordTransport,
   type SerializedRecord,
   type Tracker,
   type TrackerEvents,

@@ -40,11 +40,23 @@ export interface RecordInfo {
   userId: string | undefined
 }
 
-/** A record after serialization, as handed to a custom sink (see {@link Tracker.useSink}). */
+/** A record after serialization, as handed to a {@link RecordTransport}. */
 export interface SerializedRecord extends RecordInfo {
   v: ApiVersion
   /** The JSON body exactly as it would be posted. */
   body: string
+}
+
+/**
+ * Where records go instead of the tracking service (a log line, a test's array): pass it as
+ * `createTracker({ transport })`, or switch an existing tracker with `useSink` from
+ * `@convotrack/core/adapter`. `send` takes each record as it is logged; a throw is reported
+ * through `onError`, never to the bot.
+ *
+ * @example createTracker({ transport: { send: (r) => console.log(JSON.stringify(r)) } })
+ */
+export interface RecordTransport {
+  send(record: SerializedRecord): void
 }
 
 /** Options of {@link createTracker}. */
@@ -111,6 +123,11 @@ export interface TrackerOptions {
    * for development and tests, where a bad record should stop the run. Adapters never throw either way.
    */
   strict?: boolean
+  /**
+   * Send records somewhere other than the tracking service (see {@link RecordTransport}).
+   * Default: the tracking service at `baseUrl`, with every delivery guarantee in the README.
+   */
+  transport?: RecordTransport
 }
 
 /** Per-call options of every tracking call. */
@@ -261,15 +278,23 @@ export interface Tracker {
    * reply answers). `flush()` and `close()` wait for held records.
    *
    * @example const held = tracker.holdTurn(); held.hold(() => tracker.kik.logIncoming(record)); next(); held.end()
+   *
+   * @deprecated For adapters: use `holdTurn` from `@convotrack/core/adapter`.
    */
   holdTurn(state?: TurnState): HeldTurn
-  /** The current turn's open buffer from {@link Tracker.holdTurn}, if any (a reply about to go out releases its message). */
+  /**
+   * The current turn's open buffer from {@link Tracker.holdTurn}, if any (a reply about to go out releases its message).
+   *
+   * @deprecated For adapters: use `heldTurn` from `@convotrack/core/adapter`.
+   */
   heldTurn(): HeldTurn | undefined
   /**
    * Registers work that will hand records to the tracker when it settles (a lookup the records
    * need): `flush()` and `close()` wait for it within their timeout.
    *
    * @example tracker.holdWork(teamInfo.then((name) => tracker.slack.logIncoming({ ...record, team: { id, name } })))
+   *
+   * @deprecated For adapters: use `holdWork` from `@convotrack/core/adapter`.
    */
   holdWork(work: PromiseLike<unknown>): void
   /**
@@ -288,11 +313,23 @@ export interface Tracker {
   readonly sendPlatformCredentials: boolean
   /** Counter snapshot. */
   stats(): TrackerStats
-  /** Reports a problem through `onError` and the `error` event (for adapters). */
+  /**
+   * Reports a problem through `onError` and the `error` event (for adapters).
+   *
+   * @deprecated For adapters: use `reportError` from `@convotrack/core/adapter`.
+   */
   reportError(error: unknown, record?: RecordInfo & { body?: string }): void
-  /** Sends serialized records somewhere other than the service (e.g. a log line), or back to the service with `undefined`. */
+  /**
+   * Sends serialized records somewhere other than the service (e.g. a log line), or back to the service with `undefined`.
+   *
+   * @deprecated For adapters: use `useSink` from `@convotrack/core/adapter`.
+   */
   useSink(sink: ((record: SerializedRecord) => void) | undefined): void
-  /** Hands over an already-serialized record (a forwarded log line, an import) without re-serializing. */
+  /**
+   * Hands over an already-serialized record (a forwarded log line, an import) without re-serializing.
+   *
+   * @deprecated For adapters: use `trackSerialized` from `@convotrack/core/adapter`.
+   */
   trackSerialized(record: SerializedRecord): boolean
   on<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
   once<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker

@@ -17,6 +17,7 @@ import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
 import { describeUndelivered } from './pending-report'
 import { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
+import { type RecordOutlet, TransportOutlet } from './record-outlet'
 import { TurnScope, type TurnState } from './scope'
 import {
   type CallOptions,
@@ -24,6 +25,7 @@ import {
   type EventOptions,
   type FlushResult,
   type RecordInfo,
+  type RecordTransport,
   type SerializedRecord,
   type Tracker,
   type TrackerEvents,
@@ -57,7 +59,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly ignore: ((userId: string, info: RecordInfo) => boolean) | undefined
   private readonly logger: Pick<Console, 'log' | 'warn'>
   private readonly warnings: WarnLimiter
-  private sink: ((record: SerializedRecord) => void) | undefined
+  /** Where records go: the HTTP transport, or a RecordTransport (`transport` option, `useSink`). */
+  private outlet: RecordOutlet
   private isClosed = false
   /** After close()'s flush: records are dropped (`closed`), not sent. */
   private refusing = false
@@ -142,6 +145,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
       },
       this.ledger,
     )
+    this.outlet = opts.transport ? this.outletFor(opts.transport) : this.transport
     this.held = new HeldRecords({
       inTurn: (state, fn) => (state ? this.scope.run(fn, state) : fn()),
       report: (error) => this.reportError(error),
@@ -318,12 +322,19 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   useSink(sink: ((record: SerializedRecord) => void) | undefined): void {
-    this.sink = sink
+    this.outlet = sink ? this.outletFor({ send: sink }) : this.transport
+  }
+
+  private outletFor(transport: RecordTransport): RecordOutlet {
+    return new TransportOutlet(transport, (error, meta) => {
+      this.ledger.failed()
+      this.reportError(error, info(meta, true))
+    })
   }
 
   trackSerialized(record: SerializedRecord): boolean {
     if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
-    if (!this.sink && this.transport.full) return this.dropFull(record.platform, record.type, record.userId)
+    if (this.outlet.full) return this.dropFull(record.platform, record.type, record.userId)
     return this.enqueue(record.platform, record.type, record.v ?? this.v, record.userId, record.body)
   }
 
@@ -338,7 +349,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   ): boolean {
     if (this.refusing) return this.refuse(platform, type, undefined)
     // Full: the call is dropped before any work is spent on it, one drop per record it would make.
-    if (!this.sink && this.transport.full) return this.dropCallFull(platform, type, shape, a, b)
+    if (this.outlet.full) return this.dropCallFull(platform, type, shape, a, b)
     try {
       return this.serializeAndQueue(platform, type, o, shape, a, b)
     } catch (error) {
@@ -448,13 +459,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
     body: string,
     conversation?: string,
   ): boolean {
-    if (this.sink) {
-      this.sink({ platform, type, userId, v, body })
-      return true
-    }
     const path = this.path(platform, type, v)
     if (this.opts.debug) this.logger.log(`[convotrack] queued POST ${maskApiKey(path)} ${body}`)
-    if (!this.transport.enqueue(path, v, { platform, type, userId, body, conversation })) {
+    if (!this.outlet.enqueue(path, v, { platform, type, userId, body, conversation })) {
       this.dropFull(platform, type, userId)
       return false
     }
