@@ -29,6 +29,7 @@ export class TransportOutlet implements RecordOutlet {
   enqueue(_path: string, v: ApiVersion, meta: RecordMeta): boolean {
     try {
       this.transport.send({ platform: meta.platform, type: meta.type, userId: meta.userId, v, body: meta.body })
+      meta.fate?.({ status: 'sent' })
       return true
     } catch (error) {
       this.failed(error, meta)

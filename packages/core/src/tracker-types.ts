@@ -142,6 +142,34 @@ export interface CallOptions {
   v?: ApiVersion
   /** `false`: don't apply the turn's NotHandled / outgoing intent to this record (its own or `intent` still apply). Default true. */
   turnIntent?: boolean
+  /**
+   * Asks what becomes of the call's records: called synchronously, inside the call, once per
+   * record it makes (also for one it refuses: invalid, ignored, dropped), with a
+   * {@link RecordHandle}. Without it a call costs nothing extra.
+   *
+   * @example tracker.universal.logIncoming(msg, { onRecord: (r) => r.outcome.then((o) => console.log(r.key, o.status)) })
+   */
+  onRecord?: (record: RecordHandle) => void
+}
+
+/** What became of one record. */
+export type RecordOutcome =
+  /** Stored by the service (`accepted` or `duplicate`), or taken by a `RecordTransport`. */
+  | { status: 'sent' }
+  /** Failed for good (retries exhausted, not retryable, refused by the service, abandoned at close). */
+  | { status: 'failed'; error: ConvotrackError }
+  /** Never sent: `queue_full`, `redacted`, `closed`, or `invalid` / `ignored` at the call. */
+  | { status: 'dropped'; reason: DropReason | 'invalid' | 'ignored'; error?: ConvotrackError }
+
+/** One record of a tracking call, for a caller that asked (`onRecord`). */
+export interface RecordHandle extends RecordInfo {
+  /**
+   * The record's idempotency key: the `Idempotency-Key` header (or `idempotencyKey` in a batch),
+   * the same on every retry. `''` when the call made no record (invalid, ignored).
+   */
+  readonly key: string
+  /** Settles once, with what became of the record. Never rejects. */
+  readonly outcome: Promise<RecordOutcome>
 }
 
 /** Options of {@link Tracker.logEvent}. */
@@ -149,6 +177,8 @@ export interface EventOptions {
   /** `platform` query value; events share one body shape on every platform. Default `generic`. */
   platform?: Platform
   v?: ApiVersion
+  /** What becomes of the event's record(s): see {@link CallOptions.onRecord}. */
+  onRecord?: (record: RecordHandle) => void
 }
 
 /** Result of {@link Tracker.flush}. */

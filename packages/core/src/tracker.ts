@@ -24,7 +24,9 @@ import {
   DEFAULT_BASE_URL,
   type EventOptions,
   type FlushResult,
+  type RecordHandle,
   type RecordInfo,
+  type RecordOutcome,
   type RecordTransport,
   type SerializedRecord,
   type Tracker,
@@ -40,6 +42,10 @@ import type { ApiVersion, Intent, JsonObject, Platform, RecordType, TrackedEvent
 import { PLATFORMS } from './types'
 import { isObject, validateIntent } from './validate'
 import { WarnLimiter } from './warn-limiter'
+
+/** A caller's `onRecord`, and what settles one record's outcome. */
+type Ask = (record: RecordHandle) => void
+type Fate = (outcome: RecordOutcome) => void
 
 class TrackerImpl extends EventEmitter implements Tracker {
   readonly pauses: PauseStore
@@ -128,10 +134,14 @@ class TrackerImpl extends EventEmitter implements Tracker {
       },
       {
         onSent: (meta, status) => {
+          meta.fate?.({ status: 'sent' })
           if (this.opts.debug) this.logger.log(`[convotrack] delivered ${meta.platform}/${meta.type} (${status})`)
           if (this.listenerCount('sent') > 0) this.safeEmit('sent', info(meta, true), status)
         },
-        onFailed: (error, meta) => this.reportLost(error, meta, undefined),
+        onFailed: (error, meta) => {
+          meta.fate?.({ status: 'failed', error })
+          this.reportLost(error, meta, undefined)
+        },
         onRetry: (error, meta, delay) => {
           if (this.opts.debug)
             this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
@@ -179,8 +189,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
         new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event'),
         'generic',
         'event',
+        options.onRecord,
       )
-    return this.track(platform, 'event', { v: options.v }, eventShape, event, undefined)
+    return this.track(platform, 'event', options, eventShape, event, undefined)
   }
 
   setNotHandled(): void {
@@ -276,13 +287,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
     const abandoned = await this.transport.destroy()
     exitWatch.unwatch(this.exitHook)
     if (abandoned.length > 0 || heldAtDeadline > 0) {
-      this.reportError(
-        new ConvotrackError(
-          'closed_with_pending',
-          `closed with ${describeUndelivered(facts)} after waiting ${timeoutMs} ms`,
-        ),
-        abandoned.length > 0 ? info(abandoned[0] as RecordMeta, true) : undefined,
+      const error = new ConvotrackError(
+        'closed_with_pending',
+        `closed with ${describeUndelivered(facts)} after waiting ${timeoutMs} ms`,
       )
+      for (const rec of abandoned) rec.fate?.({ status: 'failed', error })
+      this.reportError(error, abandoned.length > 0 ? info(abandoned[0] as RecordMeta, true) : undefined)
     }
     const s = this.transport.stats()
     return {
@@ -328,7 +338,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private outletFor(transport: RecordTransport): RecordOutlet {
     return new TransportOutlet(transport, (error, meta) => {
       this.ledger.failed()
-      this.reportError(error, info(meta, true))
+      const err =
+        error instanceof ConvotrackError
+          ? error
+          : new ConvotrackError('transport', error instanceof Error ? error.message : String(error), { cause: error })
+      meta.fate?.({ status: 'failed', error: err })
+      this.reportError(err, info(meta, true))
     })
   }
 
@@ -347,21 +362,38 @@ class TrackerImpl extends EventEmitter implements Tracker {
     a: A,
     b: B,
   ): boolean {
-    if (this.refusing) return this.refuse(platform, type, undefined)
+    if (this.refusing) return this.refuse(platform, type, undefined, o?.onRecord)
     // Full: the call is dropped before any work is spent on it, one drop per record it would make.
-    if (this.outlet.full) return this.dropCallFull(platform, type, shape, a, b)
+    if (this.outlet.full) return this.dropCallFull(platform, type, shape, a, b, o?.onRecord)
     try {
       return this.serializeAndQueue(platform, type, o, shape, a, b)
     } catch (error) {
-      return this.rejectInvalid(error, platform, type)
+      return this.rejectInvalid(error, platform, type, o?.onRecord)
     }
+  }
+
+  /**
+   * A handle for a record its caller asked about (`onRecord`): returns what settles it. Only
+   * ever built when asked, so the hot path pays nothing for it.
+   */
+  private handle(ask: Ask, platform: Platform, type: RecordType, userId: string | undefined, key: string): Fate {
+    let settle: Fate = () => {}
+    const outcome = new Promise<RecordOutcome>((resolve) => {
+      settle = resolve
+    })
+    try {
+      ask({ key, platform, type, userId, outcome })
+    } catch (error) {
+      this.reportError(error) // the caller's callback must not break the call
+    }
+    return settle
   }
 
   /**
    * A record that cannot be sent (a broken rule, a getter that throws, JSON that cannot carry
    * it): counted `invalid`, then thrown with `strict`, else reported and the call returns.
    */
-  private rejectInvalid(error: unknown, platform: Platform, type: RecordType): false {
+  private rejectInvalid(error: unknown, platform: Platform, type: RecordType, ask: Ask | undefined): false {
     this.ledger.invalid()
     const err =
       error instanceof ConvotrackError
@@ -374,6 +406,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
             ),
             { cause: error },
           )
+    if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'invalid', error: err })
     if (this.opts.strict) throw error
     this.reportError(err, { platform, type, userId: undefined })
     return false
@@ -414,21 +447,30 @@ class TrackerImpl extends EventEmitter implements Tracker {
     if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
     const out = shape.serialize(a, b, ctx, type)
     const v = o?.v ?? this.v
-    if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord)
+    const ask = o?.onRecord
+    if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord, ask)
     if (out.length === 0) {
       this.ledger.ignored()
+      if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'ignored' })
       return false
     }
     let queued = false
-    for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec)) queued = true
+    for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec, ask)) queued = true
     return queued
   }
 
   /** One serialized record: the ignore list, the wire JSON, `redact`, then the queue. */
-  private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, rec: WireRecord): boolean {
+  private queueRecord(
+    platform: Platform,
+    type: RecordType,
+    v: ApiVersion,
+    rec: WireRecord,
+    ask: Ask | undefined,
+  ): boolean {
     const ignore = this.ignore
     if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
       this.ledger.ignored()
+      if (ask) this.handle(ask, platform, type, rec.userId, '')({ status: 'dropped', reason: 'ignored' })
       return false
     }
     {
@@ -442,12 +484,12 @@ class TrackerImpl extends EventEmitter implements Tracker {
         const meta = { platform, type, userId: rec.userId }
         const redacted = this.opts.redact(JSON.parse(body) as JsonObject, meta)
         if (redacted === null || redacted === undefined) {
-          this.drop('redacted', { ...meta, body })
+          this.drop('redacted', { ...meta, body }, ask)
           return false
         }
         body = toWireJson(redacted, `${platform} ${type} (after redact)`)
       }
-      return this.enqueue(platform, type, v, rec.userId, body, rec.conversation)
+      return this.enqueue(platform, type, v, rec.userId, body, rec.conversation, ask)
     }
   }
 
@@ -458,11 +500,19 @@ class TrackerImpl extends EventEmitter implements Tracker {
     userId: string | undefined,
     body: string,
     conversation?: string,
+    ask?: Ask,
   ): boolean {
     const path = this.path(platform, type, v)
     if (this.opts.debug) this.logger.log(`[convotrack] queued POST ${maskApiKey(path)} ${body}`)
-    if (!this.outlet.enqueue(path, v, { platform, type, userId, body, conversation })) {
+    let key: string | undefined
+    let fate: Fate | undefined
+    if (ask) {
+      key = this.transport.newKey()
+      fate = this.handle(ask, platform, type, userId, key)
+    }
+    if (!this.outlet.enqueue(path, v, { platform, type, userId, body, conversation, key, fate })) {
       this.dropFull(platform, type, userId)
+      fate?.({ status: 'dropped', reason: 'queue_full' })
       return false
     }
     if (!this.watchingExit) this.watchExit()
@@ -470,8 +520,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   /** A record after close(): counted as dropped (`closed`) and reported, never thrown at the bot. */
-  private refuse(platform: Platform, type: RecordType, userId: string | undefined): false {
-    this.drop('closed', { platform, type, userId })
+  private refuse(platform: Platform, type: RecordType, userId: string | undefined, ask?: Ask): false {
+    this.drop('closed', { platform, type, userId }, ask)
     return false
   }
 
@@ -544,7 +594,14 @@ class TrackerImpl extends EventEmitter implements Tracker {
    * have produced (echoes, receipts, the bot's own DMs, ignored users) are counted as `ignored`,
    * as when the queue has room.
    */
-  private dropCallFull<A, B>(platform: Platform, type: RecordType, shape: RecordShape<A, B>, a: A, b: B): false {
+  private dropCallFull<A, B>(
+    platform: Platform,
+    type: RecordType,
+    shape: RecordShape<A, B>,
+    a: A,
+    b: B,
+    ask: Ask | undefined,
+  ): false {
     const ignore = this.ignore
     const ctx: SerializeContext = ignore
       ? {
@@ -555,12 +612,19 @@ class TrackerImpl extends EventEmitter implements Tracker {
     const users = shape.users(a, b, ctx, type)
     if (users.length === 0) {
       this.ledger.ignored()
+      if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'ignored' })
       return false
     }
     for (let i = 0; i < users.length; i++) {
       const userId = users[i]
-      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) this.ledger.ignored()
-      else this.dropFull(platform, type, userId)
+      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) {
+        this.ledger.ignored()
+        if (ask) this.handle(ask, platform, type, userId, '')({ status: 'dropped', reason: 'ignored' })
+      } else {
+        this.dropFull(platform, type, userId)
+        if (ask)
+          this.handle(ask, platform, type, userId, this.transport.newKey())({ status: 'dropped', reason: 'queue_full' })
+      }
     }
     return false
   }
@@ -581,8 +645,9 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.reportError(new DroppedRecordError('queue_full', message, count), record)
   }
 
-  private drop(reason: DropReason, meta: RecordInfo & { body?: string }): void {
+  private drop(reason: DropReason, meta: RecordInfo & { body?: string }, ask?: Ask): void {
     this.ledger.dropped(reason)
+    if (ask) this.handle(ask, meta.platform, meta.type, meta.userId, '')({ status: 'dropped', reason })
     this.safeEmit('dropped', reason, info(meta, false))
     if (reason === 'redacted') return // deliberate: counted, not an error
     const message =

@@ -149,6 +149,11 @@ export class Transport implements AttemptOwner {
     }
   }
 
+  /** A fresh idempotency key (for a record whose caller asked for it at the call). */
+  newKey(): string {
+    return this.keys.next()
+  }
+
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
   trackPath(query: string): string {
     return `${this.basePath}/track?${query}`
@@ -168,7 +173,8 @@ export class Transport implements AttemptOwner {
       conversation: meta.conversation,
       path,
       v,
-      key: '', // made when first sent: off the hot path, then stable across retries
+      key: meta.key ?? '', // made when first sent (off the hot path) unless asked for, then stable across retries
+      fate: meta.fate,
       lane,
       bytes: 0,
     })
