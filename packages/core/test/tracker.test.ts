@@ -138,6 +138,11 @@ describe('bad input, default (not strict): never thrown into the bot', () => {
   })
 })
 
+/** Gives the event loop `n` turns: the turns interleave by event-loop order, not by the clock. */
+async function yields(n: number): Promise<void> {
+  for (let k = 0; k < n; k++) await new Promise((r) => setImmediate(r))
+}
+
 describe('per-turn scope', () => {
   it('1 000 interleaved concurrent turns never see each other’s intent or metadata', async () => {
     tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
@@ -146,11 +151,11 @@ describe('per-turn scope', () => {
         const userId = `user-${i}`
         if (i % 3 === 0) tracker.setNotHandled()
         tracker.setUserMetadata({ n: i })
-        await new Promise((r) => setTimeout(r, Math.random() * 20))
+        await yields(Math.floor(Math.random() * 20))
         tracker.universal.logIncoming({ text: `in ${i}`, userId })
         await new Promise((r) => setImmediate(r))
         tracker.setOutgoingIntent({ name: `intent-${i}` })
-        await new Promise((r) => setTimeout(r, Math.random() * 20))
+        await yields(Math.floor(Math.random() * 20))
         tracker.universal.logOutgoing({ text: `out ${i}`, userId })
       }),
     )
