@@ -11,8 +11,8 @@
  * held.hold(() => tracker.kik.logIncoming(record))
  */
 import type { HeldTurn } from './held-records'
-import type { TurnState } from './scope'
 import type { RecordInfo, RecordTransport, SerializedRecord, Tracker } from './tracker-types'
+import type { TurnState } from './turn-scope'
 
 export type { HeldLog, HeldTurn } from './held-records'
 export { inLambda, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, remainingLambdaMs } from './lambda-budget'
@@ -23,8 +23,8 @@ export {
   type LambdaFlushWhen,
   withLambdaFlush,
 } from './lambda-flush'
-export type { TurnState } from './scope'
 export type { RecordInfo, RecordTransport, SerializedRecord } from './tracker-types'
+export type { TurnState } from './turn-scope'
 
 /**
  * Opens a buffer for the current turn's records (or the turn `state`'s): the adapter holds a

@@ -69,8 +69,8 @@ export type Verdict =
   | 'fail'
   /** It goes again after `delayMs`. */
   | 'retry'
-  /** Back in line, held by the gate (sent when it opens; at once when it is open). */
-  | 'hold'
+  /** Back in line behind the gate (sent when it opens; at once when it is open). */
+  | 'gate'
   /** The batch endpoint is missing: its records go back to their lanes, single records from now on. */
   | 'unbatch'
 
@@ -93,7 +93,7 @@ export interface FailureDecision {
    * attempt counted, alone so far: it may still come back).
    */
   lone: 'keep' | 'clear' | 'this'
-  /** Close the gate for this many ms (every request held, then one probe). */
+  /** Close the gate for this many ms (every request waits, then one probe). */
   closeGateMs: number | undefined
   /** The closing is a 503's: a request sent after this one and served reopens the gate. */
   closedByUnavailable: boolean
@@ -180,7 +180,7 @@ function answered(
     // only this request waits. The service answered, so the attempt counts.
     if (s.attempts >= state.maxAttempts) return d
     if (state.servedSentAt > s.sentAt) return retryIn(d, retryAfter as number)
-    d.verdict = 'hold'
+    d.verdict = 'gate'
     if (s.round === state.gateRound) {
       d.closeGateMs = retryAfter
       d.closedByUnavailable = true
@@ -191,9 +191,9 @@ function answered(
     d.pace = true
     next.limitedRun = state.limitedRun + 1
     if (s.attempts < state.maxAttempts && (state.probing || next.limitedRun >= LIMITED_RUN_GATES)) {
-      // Everything is refused: hold every request for the Retry-After, then probe. The service
+      // Everything is refused: every request waits out the Retry-After, then probe. The service
       // answered, so the attempt counts: a service that refuses for good fails records.
-      d.verdict = 'hold'
+      d.verdict = 'gate'
       if (s.round === state.gateRound) d.closeGateMs = retryAfter ?? backoffDelay(1, retry, random)
       return d
     }
@@ -218,7 +218,7 @@ function noAnswer(
     // A kept-alive socket the service had closed: again at once, on another connection, spending
     // no attempt. Its idempotency key makes a resend safe; it cannot loop, since a socket that
     // failed is not reused.
-    d.verdict = 'hold'
+    d.verdict = 'gate'
     d.spendAttempt = false
     return d
   }
@@ -234,7 +234,7 @@ function noAnswer(
     // Nothing sent after this request was answered: the service is unreachable (or went away
     // while it was in flight), not this request's fault. Hold everything (one gate step per
     // round), spend no attempt.
-    d.verdict = 'hold'
+    d.verdict = 'gate'
     d.spendAttempt = false
     if (s.round === state.gateRound) {
       d.next.connectFailures = state.connectFailures + 1

@@ -1,5 +1,5 @@
 /**
- * The global gate: holds every request while the service is unreachable, unavailable (503 +
+ * The global gate: stops every request while the service is unreachable, unavailable (503 +
  * Retry-After) or refusing everything (429 + Retry-After), then lets one probe through
  * (half-open) before the rest follow, so a down service costs one probe per backoff step, not
  * one failed request per record. When to close it is the failure policy's call (`failure-policy.ts`).
@@ -24,7 +24,7 @@ export class Gate {
    * True while the gate is closed at `now`; then `wake` runs once when it reopens (the timer
    * keeps the process alive only when `keepAlive`).
    */
-  holds(now: number, wake: () => void, keepAlive: boolean): boolean {
+  isClosed(now: number, wake: () => void, keepAlive: boolean): boolean {
     if (this.until <= now) return false
     if (!this.timer) {
       this.timer = setTimeout(() => {

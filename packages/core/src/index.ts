@@ -38,7 +38,6 @@ export { serializeSlack } from './platforms/slack'
 export { serializeTwitterIncoming, serializeTwitterOutgoing } from './platforms/twitter'
 export { serializeUniversal, validateUniversal } from './platforms/universal'
 export { backoffDelay, DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, type RetryOptions } from './retry'
-export type { TurnState } from './scope'
 export { createTracker } from './tracker'
 export {
   type CallOptions,
@@ -58,6 +57,7 @@ export {
   VERSION,
 } from './tracker-types'
 export type { RecordMeta, TransportStats } from './transport-types'
+export type { TurnState } from './turn-scope'
 export type * from './types'
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
 export { isObject, validateIntent } from './validate'

@@ -3,8 +3,8 @@ import type { ConvotrackError, DropReason } from './errors'
 import type { HeldTurn } from './held-records'
 import type { PauseStore } from './pause/store'
 import type { RetryOptions } from './retry'
-import type { TurnState } from './scope'
 import type { TransportStats } from './transport-types'
+import type { TurnState } from './turn-scope'
 import type {
   AlexaRequestEnvelope,
   AlexaResponseEnvelope,

@@ -18,7 +18,6 @@ import type { PauseStore } from './pause/store'
 import { describeUndelivered } from './pending-report'
 import { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
 import { type RecordOutlet, TransportOutlet } from './record-outlet'
-import { TurnScope, type TurnState } from './scope'
 import {
   type CallOptions,
   DEFAULT_BASE_URL,
@@ -38,6 +37,7 @@ import {
 } from './tracker-types'
 import { Transport } from './transport'
 import type { RecordMeta } from './transport-types'
+import { TurnScope, type TurnState } from './turn-scope'
 import type { ApiVersion, Intent, JsonObject, Platform, RecordType, TrackedEvent } from './types'
 import { PLATFORMS } from './types'
 import { isObject, validateIntent } from './validate'
@@ -58,7 +58,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
   readonly kik: Tracker['kik']
   readonly alexa: Tracker['alexa']
   private readonly transport: Transport
-  private readonly scope = new TurnScope()
+  private readonly turns = new TurnScope()
   private readonly queryCache = new Map<string, string>()
   private readonly apiKey: string
   private readonly v: ApiVersion
@@ -157,7 +157,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     )
     this.outlet = opts.transport ? this.outletFor(opts.transport) : this.transport
     this.held = new HeldRecords({
-      inTurn: (state, fn) => (state ? this.scope.run(fn, state) : fn()),
+      inTurn: (state, fn) => (state ? this.turns.run(fn, state) : fn()),
       report: (error) => this.reportError(error),
       abandon: (count) => this.ledger.abandoned(count, 'closed'),
       onHeld: () => this.watchExit(),
@@ -195,17 +195,17 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   setNotHandled(): void {
-    this.scope.writable().notHandled = true
+    this.turns.writable().notHandled = true
   }
 
   setOutgoingIntent(intent: Intent): void {
     if (this.validSetting(() => validateIntent(intent, 'intent', 'setOutgoingIntent')))
-      this.scope.writable().outgoingIntent = intent
+      this.turns.writable().outgoingIntent = intent
   }
 
   setIncomingIntent(intent: Intent): void {
     if (this.validSetting(() => validateIntent(intent, 'intent', 'setIncomingIntent')))
-      this.scope.writable().incomingIntent = intent
+      this.turns.writable().incomingIntent = intent
   }
 
   setUserMetadata(metadata: JsonObject): void {
@@ -216,24 +216,24 @@ class TrackerImpl extends EventEmitter implements Tracker {
       })
     )
       return
-    const turn = this.scope.writable()
+    const turn = this.turns.writable()
     turn.userMetadata = { ...turn.userMetadata, ...metadata }
   }
 
   withTurn<T>(fn: () => T, state?: TurnState): T {
-    return this.scope.run(fn, state)
+    return this.turns.run(fn, state)
   }
 
   currentTurn(options?: { includeLoose?: boolean }): TurnState | undefined {
-    return options?.includeLoose ? this.scope.readable() : this.scope.active()
+    return options?.includeLoose ? this.turns.readable() : this.turns.active()
   }
 
   holdTurn(state?: TurnState): HeldTurn {
-    return this.held.open(state ?? this.scope.active())
+    return this.held.open(state ?? this.turns.active())
   }
 
   heldTurn(): HeldTurn | undefined {
-    return this.held.of(this.scope.active())
+    return this.held.of(this.turns.active())
   }
 
   holdWork(work: PromiseLike<unknown>): void {
@@ -432,7 +432,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     a: A,
     b: B,
   ): boolean {
-    const turn = this.scope.readable()
+    const turn = this.turns.readable()
     const ctx: SerializeContext = {
       sendPlatformCredentials: this.opts.sendPlatformCredentials,
       messengerEvents: this.opts.messengerEvents,

@@ -56,7 +56,7 @@ export class Transport implements AttemptOwner {
   private inFlight = 0
   private requests = 0
   private retrying = 0
-  private heldBytes = 0
+  private queuedBytes = 0
   private pumpScheduled = false
   private paceTimer: NodeJS.Timeout | undefined
   /**
@@ -124,7 +124,7 @@ export class Transport implements AttemptOwner {
   /** True when a new record would be dropped: check before serializing it. */
   get full(): boolean {
     return (
-      this.heldBytes >= this.opts.maxQueueBytes ||
+      this.queuedBytes >= this.opts.maxQueueBytes ||
       (this.opts.maxQueueSize !== undefined && this.pending >= this.opts.maxQueueSize)
     )
   }
@@ -178,7 +178,7 @@ export class Transport implements AttemptOwner {
       lane,
       bytes: 0,
     })
-    this.heldBytes += meta.body.length
+    this.queuedBytes += meta.body.length
     this.arrivals++
     this.schedulePump()
     return true
@@ -225,13 +225,13 @@ export class Transport implements AttemptOwner {
     this.retryTimers.clear()
     this.retrying = 0
     this.returnedRecords = 0
-    this.heldBytes = 0
+    this.queuedBytes = 0
     this.gate.stop()
     this.deadlines.stop()
     if (this.paceTimer) clearTimeout(this.paceTimer)
     this.ledger.abandoned(left.length, 'failed')
     await this.connections?.destroy()
-    // Requests cut by the teardown settle (as failed) before close() reports.
+    // Requests cut by the teardown end (as failed) before close() reports.
     if (this.inFlight > 0) await this.drain(1_000)
     return left
   }
@@ -264,7 +264,7 @@ export class Transport implements AttemptOwner {
       this.arrivals = 0
       this.arrivalsAt = now
     }
-    if (this.gate.holds(now, this.wake, this.waiters.size > 0)) return
+    if (this.gate.isClosed(now, this.wake, this.waiters.size > 0)) return
     let limit = this.gate.probing ? 1 : this.limiter.limit
     if (this.batchLimits && limit > BATCHES_IN_FLIGHT) limit = BATCHES_IN_FLIGHT
     while (this.requests < limit && (this.returned.length > 0 || this.lanes.hasReady)) {
@@ -365,10 +365,10 @@ export class Transport implements AttemptOwner {
   }
 
   /** An attempt ended: its answer read (`error` undefined), or it failed. Called once per attempt. */
-  settle(attempt: Attempt, error: unknown): void {
+  attemptEnded(attempt: Attempt, error: unknown): void {
     const s = attempt.shipment
     const n = s.records.length
-    this.deadlines.settle(attempt)
+    this.deadlines.done(attempt)
     if (attempt.client) this.connections?.give(attempt.client, this.limiter.limit)
     this.inFlight -= n
     this.requests--
@@ -426,10 +426,10 @@ export class Transport implements AttemptOwner {
       now,
       s.batch ? 0 : this.arrivalRate,
     )
-    this.lanes.settle(s.records)
+    this.lanes.free(s.records)
     for (let i = 0; i < s.records.length; i++) {
       const rec = s.records[i] as Pending
-      this.heldBytes -= rec.body.length
+      this.queuedBytes -= rec.body.length
       const r = results?.[i]
       if (r?.status === 'refused') {
         this.ledger.failed(1, true)
@@ -492,12 +492,12 @@ export class Transport implements AttemptOwner {
     if (d.spare) s.spared++
     if (d.closeGateMs !== undefined) gate.close(now, d.closeGateMs, d.closedByUnavailable ? s.sentAt : undefined)
     if (d.verdict === 'fail') this.fail(s, f, d.retryable)
-    else if (d.verdict === 'hold') this.hold(s, f, now)
+    else if (d.verdict === 'gate') this.behindGate(s, f, now)
     else this.later(s, f, d.delayMs, d.judge)
   }
 
-  /** Back in the queue of returned requests, held by the gate. */
-  private hold(s: Shipment, f: AttemptFailure, now: number): void {
+  /** Back in the queue of returned requests, behind the gate. */
+  private behindGate(s: Shipment, f: AttemptFailure, now: number): void {
     this.ledger.retried(s.records.length)
     this.returned.push(s)
     this.returnedRecords += s.records.length
@@ -542,10 +542,10 @@ export class Transport implements AttemptOwner {
   }
 
   private fail(s: Shipment, f: AttemptFailure, retryable: boolean): void {
-    this.lanes.settle(s.records)
+    this.lanes.free(s.records)
     const error = this.toError(f, s.attempts, retryable)
     for (const rec of s.records) {
-      this.heldBytes -= rec.body.length
+      this.queuedBytes -= rec.body.length
       this.ledger.failed()
       this.hooks.onFailed(error, rec)
     }

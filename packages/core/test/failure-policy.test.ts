@@ -145,7 +145,7 @@ const rows: Row[] = [
     what: { status: 429, retryAfterMs: 2_000 },
     st: { limitedRun: 7 },
     expect: {
-      verdict: 'hold',
+      verdict: 'gate',
       closeGateMs: 2_000,
       spendAttempt: true,
       pace: true,
@@ -157,14 +157,14 @@ const rows: Row[] = [
     rule: '429 to the probe after a gate: the gate closes again',
     what: { status: 429, retryAfterMs: 1_000 },
     st: { probing: true },
-    expect: { verdict: 'hold', closeGateMs: 1_000, next: { probing: true } },
+    expect: { verdict: 'gate', closeGateMs: 1_000, next: { probing: true } },
   },
   {
     rule: '429 to a request of an earlier gate round: held, the gate is not closed twice',
     what: { status: 429, retryAfterMs: 1_000 },
     s: { round: 1 },
     st: { probing: true, gateRound: 2 },
-    expect: { verdict: 'hold', closeGateMs: undefined },
+    expect: { verdict: 'gate', closeGateMs: undefined },
   },
   {
     rule: '429 on the last attempt: fails',
@@ -178,7 +178,7 @@ const rows: Row[] = [
     rule: '503 + Retry-After, nothing sent after it served: the gate holds every request until then',
     what: { status: 503, retryAfterMs: 2_000 },
     expect: {
-      verdict: 'hold',
+      verdict: 'gate',
       closeGateMs: 2_000,
       closedByUnavailable: true,
       spendAttempt: true,
@@ -196,21 +196,21 @@ const rows: Row[] = [
   {
     rule: '503 + Retry-After capped by maxRetryAfterMs',
     what: { status: 503, retryAfterMs: 600_000 },
-    expect: { verdict: 'hold', closeGateMs: 60_000 },
+    expect: { verdict: 'gate', closeGateMs: 60_000 },
   },
   {
     rule: '503 + Retry-After to a request of an earlier gate round: held, not closed twice',
     what: { status: 503, retryAfterMs: 2_000 },
     s: { round: 0 },
     st: { gateRound: 1 },
-    expect: { verdict: 'hold', closeGateMs: undefined },
+    expect: { verdict: 'gate', closeGateMs: undefined },
   },
   {
     rule: '503 + Retry-After to the probe: the gate closes again, still probing',
     what: { status: 503, retryAfterMs: 2_000 },
     s: { round: 1 },
     st: { gateRound: 1, probing: true },
-    expect: { verdict: 'hold', closeGateMs: 2_000, next: { probing: true } },
+    expect: { verdict: 'gate', closeGateMs: 2_000, next: { probing: true } },
   },
   {
     rule: '503 + Retry-After on the last attempt: fails',
@@ -228,13 +228,13 @@ const rows: Row[] = [
     rule: 'kept-alive socket the service had closed: again at once, no attempt spent',
     what: { stale: true },
     st: answeredAfter,
-    expect: { verdict: 'hold', spendAttempt: false, closeGateMs: undefined, shrink: false, lone: 'keep' },
+    expect: { verdict: 'gate', spendAttempt: false, closeGateMs: undefined, shrink: false, lone: 'keep' },
   },
   {
     rule: 'connection refused: the service is unreachable, gate backoff(connect failures), no attempt spent, no shrink',
     what: { connectFailed: true },
     st: { connectFailures: 1, ...answeredAfter },
-    expect: { verdict: 'hold', spendAttempt: false, closeGateMs: 200, shrink: false, next: { connectFailures: 2 } },
+    expect: { verdict: 'gate', spendAttempt: false, closeGateMs: 200, shrink: false, next: { connectFailures: 2 } },
   },
   {
     rule: 'gate steps are at most 1 s',
@@ -247,12 +247,12 @@ const rows: Row[] = [
     what: { connectFailed: true },
     s: { round: 0 },
     st: { gateRound: 3, connectFailures: 2 },
-    expect: { verdict: 'hold', closeGateMs: undefined, spendAttempt: false, next: { connectFailures: 2 } },
+    expect: { verdict: 'gate', closeGateMs: undefined, spendAttempt: false, next: { connectFailures: 2 } },
   },
   {
     rule: 'reset or deadline, nothing sent after it answered: the service went away, gate, no attempt spent',
     what: {},
-    expect: { verdict: 'hold', spendAttempt: false, closeGateMs: 100, shrink: true },
+    expect: { verdict: 'gate', spendAttempt: false, closeGateMs: 100, shrink: true },
   },
   {
     rule: 'reset while later requests are answered, alone: attempt spent, backoff, it becomes the lone failure',
