@@ -5,9 +5,11 @@ import { configDefaults, defineConfig } from 'vitest/config'
 const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector']
 // Tests import the packages by their public names; resolve those to source so a test run
 // needs no build step (test/consumer packs and installs the built output).
-const alias = Object.fromEntries(
-  names.map((n) => [`@convotrack/${n}`, fileURLToPath(new URL(`./packages/${n}/src/index.ts`, import.meta.url))]),
-)
+const alias = Object.fromEntries([
+  // Sub-path entries first: an alias also matches `name/…`.
+  ['@convotrack/core/adapter', fileURLToPath(new URL('./packages/core/src/adapter.ts', import.meta.url))],
+  ...names.map((n) => [`@convotrack/${n}`, fileURLToPath(new URL(`./packages/${n}/src/index.ts`, import.meta.url))]),
+])
 
 // On the other Node lines (scripts/test-node-lines.sh sets CONVOTRACK_NODE_LINE) the suites listed
 // in scripts/node-matrix.json (real browser, resilience, fuzz, volume, README type-check) are left to

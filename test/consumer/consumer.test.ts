@@ -99,7 +99,7 @@ describe('installed from tarballs, outside the workspace', () => {
       join(dir, 'bot.cjs'),
       `
       const { createTracker, InvalidRecordError } = require('@convotrack/core')
-      const tracker = createTracker({ apiKey: 'cjs-key', baseUrl: process.env.SINK })
+      const tracker = createTracker({ apiKey: 'cjs-key', baseUrl: process.env.SINK, strict: true })
       tracker.sms.logIncoming({ text: 'hello from cjs', userId: '+15550001' })
       tracker.logEvent({ type: 'revenueEvent', name: 'order', userId: '+15550001', amount: 12.5 })
       let named = ''

@@ -10,7 +10,7 @@ let sink: Sink
 let tracker: Tracker
 beforeAll(async () => {
   sink = await startSink()
-  tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, maxQueueSize: 1_000_000 })
+  tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, maxQueueSize: 1_000_000, strict: true })
 })
 afterAll(async () => {
   await tracker.close(5_000)
