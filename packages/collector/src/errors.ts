@@ -28,6 +28,7 @@ export type CollectorErrorCode =
   | 'invalid_host'
   | 'too_many_attempts'
   | 'not_ready'
+  | 'idempotency_key_reused'
   | 'internal_error'
   | 'store_unavailable'
 
