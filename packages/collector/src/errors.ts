@@ -29,6 +29,7 @@ export type CollectorErrorCode =
   | 'too_many_attempts'
   | 'not_ready'
   | 'idempotency_key_reused'
+  | 'conflict'
   | 'internal_error'
   | 'store_unavailable'
 

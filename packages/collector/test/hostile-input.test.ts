@@ -142,7 +142,11 @@ describe.each(BACKENDS)('on $name', (backend) => {
       // The credential forced a re-serialisation of the body, which overflowed the stack.
       [UNIVERSAL_IN, { text: 'hi', userId: 'u1', token: 'secret', extra: new Deep(4_200) }, 'extra.'],
       // Past SQLite's JSON depth limit (1000) but below the stack: broke `/api/reports/events`.
-      ['platform=generic&type=event&v=11.1.0-rest', { type: 'referralEvent', name: 'r', userId: 'u1', source: new Deep(1_001) }, 'source.'],
+      [
+        'platform=generic&type=event&v=11.1.0-rest',
+        { type: 'referralEvent', name: 'r', userId: 'u1', source: new Deep(1_001) },
+        'source.',
+      ],
     ]
     for (const [query, body, path] of cases) {
       const res = await track(url, query, body)
@@ -163,9 +167,18 @@ describe.each(BACKENDS)('on $name', (backend) => {
       // The body is level 1: MAX_NESTING - 1 more levels below it.
       const deep = (leaf: unknown) => nested(MAX_NESTING - 1, leaf)
       const records = [
-        ['platform=generic&type=event&v=11.1.0-rest', { type: 'customEvent', name: 'x', userId: 'u1', extraInfo: deep(1) }],
-        ['platform=generic&type=event&v=11.1.0-rest', { type: 'referralEvent', name: 'r', userId: 'u1', source: 'ad', extraInfo: deep('ad') }],
-        ['platform=generic&type=event&v=11.1.0-rest', { type: 'pageLaunchEvent', name: 'p', userId: 'u1', extraInfo: deep('p') }],
+        [
+          'platform=generic&type=event&v=11.1.0-rest',
+          { type: 'customEvent', name: 'x', userId: 'u1', extraInfo: deep(1) },
+        ],
+        [
+          'platform=generic&type=event&v=11.1.0-rest',
+          { type: 'referralEvent', name: 'r', userId: 'u1', source: 'ad', extraInfo: deep('ad') },
+        ],
+        [
+          'platform=generic&type=event&v=11.1.0-rest',
+          { type: 'pageLaunchEvent', name: 'p', userId: 'u1', extraInfo: deep('p') },
+        ],
         [UNIVERSAL_IN, { text: 'hi', userId: 'u1', platformUserJson: deep(true) }],
       ] as const
       const ids: number[] = []
@@ -175,7 +188,9 @@ describe.each(BACKENDS)('on $name', (backend) => {
         ids.push(res.body.id as number)
       }
       // One too many is refused.
-      expect((await track(url, UNIVERSAL_IN, { text: 'hi', userId: 'u1', platformUserJson: nested(MAX_NESTING) })).status).toBe(400)
+      expect(
+        (await track(url, UNIVERSAL_IN, { text: 'hi', userId: 'u1', platformUserJson: nested(MAX_NESTING) })).status,
+      ).toBe(400)
       await readEverything(url, ids, ['u1'])
       await expect.poll(() => stream.events.filter((e) => e.event === 'message').length).toBe(records.length)
     } finally {
@@ -235,7 +250,8 @@ describe.each(BACKENDS)('on $name', (backend) => {
 
   it('credentials are blanked in the stored raw text without re-serialising it: numbers, escapes and key order stay as sent', async () => {
     const url = (await start(await backend.db())).url
-    const raw = '{"userId":"u1","text":"caf\\u00e9","n":1.50,"big":1e400,"qs":{"access_token":"EAAB","keep":"x"},"token":42,"list":[{"apiKey":"k"}]}'
+    const raw =
+      '{"userId":"u1","text":"caf\\u00e9","n":1.50,"big":1e400,"qs":{"access_token":"EAAB","keep":"x"},"token":42,"list":[{"apiKey":"k"}]}'
     const res = await track(url, UNIVERSAL_IN, raw)
     expect(res.status).toBe(201)
     const stored = await collector?.store.record(res.body.id as number)
@@ -258,20 +274,52 @@ describe.each(BACKENDS)('on $name', (backend) => {
       expect(other.body.error).toMatchObject({ code: 'idempotency_key_reused', path: 'idempotency-key' })
       expect((other.body.error as { message: string }).message).toContain('k-1')
       // Another type under the same key is another record too.
-      const outgoing = await track(url, 'platform=universal&type=outgoing&v=11.1.0-rest', { text: 'one', userId: 'u1' }, {
-        'idempotency-key': 'k-1',
-      })
+      const outgoing = await track(
+        url,
+        'platform=universal&type=outgoing&v=11.1.0-rest',
+        { text: 'one', userId: 'u1' },
+        {
+          'idempotency-key': 'k-1',
+        },
+      )
       expect(outgoing.status).toBe(409)
       const res = await batch(url, [
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'k-1', body: { text: 'one', userId: 'u1' } },
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'k-1', body: { text: 'three', userId: 'u1' } },
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'k-2', body: { text: 'four', userId: 'u1' } },
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'k-2', body: { text: 'five', userId: 'u1' } },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'k-1',
+          body: { text: 'one', userId: 'u1' },
+        },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'k-1',
+          body: { text: 'three', userId: 'u1' },
+        },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'k-2',
+          body: { text: 'four', userId: 'u1' },
+        },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'k-2',
+          body: { text: 'five', userId: 'u1' },
+        },
       ])
       expect(res.status).toBe(200)
       const results = res.body.results as Array<Obj>
       expect(results[0]).toMatchObject({ status: 'duplicate', id: first.body.id })
-      expect(results[1]).toMatchObject({ status: 'refused', error: { code: 'idempotency_key_reused', path: 'idempotencyKey' } })
+      expect(results[1]).toMatchObject({
+        status: 'refused',
+        error: { code: 'idempotency_key_reused', path: 'idempotencyKey' },
+      })
       expect(results[2]).toMatchObject({ status: 'accepted' })
       expect(results[3]).toMatchObject({ status: 'refused', error: { code: 'idempotency_key_reused' } })
       expect(res.body).toMatchObject({ accepted: 2, refused: 2 })
@@ -280,24 +328,55 @@ describe.each(BACKENDS)('on $name', (backend) => {
 
     it('after an erasure the key stays taken: a late retry is a repeat and does not bring the record back', async () => {
       const url = (await start(await backend.db())).url
-      const sent = await track(url, UNIVERSAL_IN, { text: 'my address', userId: 'ada' }, { 'idempotency-key': 'late-1' })
+      const sent = await track(
+        url,
+        UNIVERSAL_IN,
+        { text: 'my address', userId: 'ada' },
+        { 'idempotency-key': 'late-1' },
+      )
       expect(sent.status).toBe(201)
       const batched = await batch(url, [
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'late-2', body: { text: 'b', userId: 'ada' } },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'late-2',
+          body: { text: 'b', userId: 'ada' },
+        },
       ])
       expect(batched.status).toBe(200)
       const erased = await fetch(`${url}/api/users/ada?bot=shop`, { method: 'DELETE', headers: ADMIN })
       expect(erased.status).toBe(200)
       expect(await collector?.store.counts()).toEqual({ records: 0, messages: 0 })
-      const retry = await track(url, UNIVERSAL_IN, { text: 'my address', userId: 'ada' }, { 'idempotency-key': 'late-1' })
+      const retry = await track(
+        url,
+        UNIVERSAL_IN,
+        { text: 'my address', userId: 'ada' },
+        { 'idempotency-key': 'late-1' },
+      )
       expect(retry).toEqual({ status: 201, body: { id: sent.body.id, duplicate: true } })
       const retryBatch = await batch(url, [
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'late-2', body: { text: 'b', userId: 'ada' } },
-        { platform: 'universal', type: 'incoming', v: '11.1.0-rest', idempotencyKey: 'late-1', body: { text: 'other', userId: 'ada' } },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'late-2',
+          body: { text: 'b', userId: 'ada' },
+        },
+        {
+          platform: 'universal',
+          type: 'incoming',
+          v: '11.1.0-rest',
+          idempotencyKey: 'late-1',
+          body: { text: 'other', userId: 'ada' },
+        },
       ])
       expect(retryBatch.body).toMatchObject({ accepted: 1, refused: 1 })
       expect((retryBatch.body.results as Obj[])[0]).toMatchObject({ status: 'duplicate' })
-      expect((retryBatch.body.results as Obj[])[1]).toMatchObject({ status: 'refused', error: { code: 'idempotency_key_reused' } })
+      expect((retryBatch.body.results as Obj[])[1]).toMatchObject({
+        status: 'refused',
+        error: { code: 'idempotency_key_reused' },
+      })
       expect(await collector?.store.counts()).toEqual({ records: 0, messages: 0 })
       expect(JSON.parse((await get(url, '/api/messages')).text)).toEqual([])
     })
@@ -308,7 +387,8 @@ describe('5xx only when the store is down', () => {
   /** A store that refuses one record for its own sake (a constraint, a value it cannot hold). */
   function refusing(inner: RecordStore, bad: string): RecordStore {
     const check = (raw: string) => {
-      if (raw.includes(bad)) throw Object.assign(new Error('CHECK constraint failed'), { code: 'SQLITE_CONSTRAINT_CHECK' })
+      if (raw.includes(bad))
+        throw Object.assign(new Error('CHECK constraint failed'), { code: 'SQLITE_CONSTRAINT_CHECK' })
     }
     return Object.assign(Object.create(inner) as RecordStore, {
       add: async (record: Parameters<RecordStore['add']>[0], messages: Parameters<RecordStore['add']>[1]) => {
@@ -338,7 +418,17 @@ describe('5xx only when the store is down', () => {
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ accepted: 7, refused: 2 })
     const statuses = (res.body.results as Array<{ status: string }>).map((r) => r.status)
-    expect(statuses).toEqual(['accepted', 'accepted', 'accepted', 'refused', 'accepted', 'accepted', 'accepted', 'refused', 'accepted'])
+    expect(statuses).toEqual([
+      'accepted',
+      'accepted',
+      'accepted',
+      'refused',
+      'accepted',
+      'accepted',
+      'accepted',
+      'refused',
+      'accepted',
+    ])
     const texts = (await inner.recent({ limit: 100 })).map((m) => m.text)
     expect(texts).toEqual(['m0', 'm1', 'm2', 'm4', 'm5', 'm6', 'm8'])
     await inner.close()

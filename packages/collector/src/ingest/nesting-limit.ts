@@ -19,9 +19,7 @@ interface Frame {
 function pathOf(frame: Frame): string {
   const keys: Array<string | number> = []
   for (let f: Frame | undefined = frame; f?.key !== undefined; f = f.parent) keys.push(f.key)
-  return keys
-    .reverse()
-    .reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : p ? `${p}.${k}` : k), '')
+  return keys.reverse().reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : p ? `${p}.${k}` : k), '')
 }
 
 /**

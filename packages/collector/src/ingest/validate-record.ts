@@ -74,6 +74,25 @@ export function parseTrackQuery(query: URLSearchParams): TrackQuery {
 }
 
 /**
+ * Largest revenue `amount` (either sign) the collector takes: far above any real sale, and small
+ * enough that the revenue totals of any number of records stay finite numbers (two amounts near
+ * `Number.MAX_VALUE` add up to `Infinity`, which JSON shows as `null`).
+ */
+export const MAX_AMOUNT = 1e15
+
+function checkAmount(type: StoredRecordType, body: unknown): void {
+  if (type !== 'event' || typeof body !== 'object' || body === null) return
+  const { amount } = body as Record<string, unknown>
+  if (typeof amount === 'number' && Math.abs(amount) > MAX_AMOUNT)
+    throw new RequestError(
+      400,
+      'invalid_field',
+      `\`amount\` must be at most ${MAX_AMOUNT} in size (got ${amount})`,
+      'amount',
+    )
+}
+
+/**
  * Checks a `POST /track` body against the shape its `platform` and `type` name (spec 4.2 and
  * "Platform-native message shapes", with core's validators). With a `v` that is not one of the
  * spec's values, a record the spec refuses may still be accepted by the legacy layer for what
@@ -91,6 +110,7 @@ export function validateRecord(
 ): void {
   // First: the shape checks (and everything after them) then only meet bounded nesting.
   checkNesting(body)
+  checkAmount(type, body)
   try {
     if (!isSpecVersion(v)) validateLegacyRecord(platform, type, body)
     else if (isPlatform(platform) && isRecordType(type)) validateWireRecord(platform, type, body)
