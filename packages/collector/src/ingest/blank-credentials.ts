@@ -1,4 +1,5 @@
 import { isCredentialKey } from '@convotrack/core'
+import { jsonStringEnd } from './json-text'
 
 /** What a blanked credential reads in the stored record: the raw view says the field was blanked. */
 export const BLANKED = '[blanked by the collector]'
@@ -63,20 +64,6 @@ export function blankRecordCredentials<T>(body: T): { body: T; blanked: string[]
 }
 
 const QUOTE = 0x22
-const BACKSLASH = 0x5c
-
-/** End (exclusive) of the JSON string starting at `i` (its opening quote). */
-function stringEnd(text: string, i: number): number {
-  let j = i + 1
-  for (;;) {
-    const q = text.indexOf('"', j)
-    if (q < 0) return text.length
-    let backslashes = 0
-    for (let k = q - 1; text.charCodeAt(k) === BACKSLASH; k--) backslashes++
-    if (backslashes % 2 === 0) return q + 1
-    j = q + 1
-  }
-}
 
 const BLANKED_JSON = JSON.stringify(BLANKED)
 
@@ -102,7 +89,8 @@ export function blankRawCredentials(raw: string): string {
   for (let i = 0; i < raw.length; ) {
     const c = raw.charCodeAt(i)
     if (c === QUOTE) {
-      const end = stringEnd(raw, i)
+      const closed = jsonStringEnd(raw, i)
+      const end = closed < 0 ? raw.length : closed
       if (afterColon) {
         // A string value: blanked when its key is a credential's.
         if (key !== undefined && end - i > 2 && isCredentialKey(key)) {

@@ -6,6 +6,7 @@ import { isStoreDown } from '../store/store-unavailable'
 import { blankRawCredentials, blankRecordCredentials } from './blank-credentials'
 import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import { type NormalizedMessage, normalizeRecord } from './normalize'
+import { pacer } from './take-turns'
 
 /** What an accepted record needs: already validated. */
 export interface AcceptedRecord {
@@ -167,12 +168,15 @@ export async function ingestMany(
   const receivedAt = Date.now()
   const results: Array<AddResult | RequestError> = new Array(records.length)
   const ready: Array<{ index: number; item: Prepared }> = []
-  for (const [index, r] of records.entries())
+  const pace = pacer()
+  for (const [index, r] of records.entries()) {
     try {
       ready.push({ index, item: prepare(r, receivedAt) })
     } catch (e) {
       results[index] = recordFailure(e, where(index))
     }
+    await pace(r.raw.length)
+  }
   // Ranges still to store, in order; a failing range is split and its halves stored in turn.
   const todo: Array<Array<{ index: number; item: Prepared }>> = ready.length ? [ready] : []
   for (let group = todo.shift(); group; group = todo.shift()) {

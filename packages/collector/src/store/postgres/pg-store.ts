@@ -34,6 +34,7 @@ import {
 } from '../store-rows'
 import { StoreUnavailableError } from '../store-unavailable'
 import { migrate } from './pg-migrations'
+import { textArray } from './pg-text-array'
 
 /** Options of {@link PgRecordStore.open}. */
 export interface PgStoreOptions {
@@ -404,7 +405,8 @@ export class PgRecordStore implements RecordStore {
         (
           await client.query<{ id: number }>(
             `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key, fingerprint)
-             SELECT n.* FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[])
+             SELECT n.id, n.bot, n.platform, n.type, n.v, n.received_at, convert_from(n.raw, 'UTF8'), n.idempotency_key, n.fingerprint
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::text[], $9::text[])
                AS n (id, bot, platform, type, v, received_at, raw, idempotency_key, fingerprint)
              WHERE n.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM convotrack_idempotency_tombstones t
                WHERE t.bot = n.bot AND t.idempotency_key = n.idempotency_key)
@@ -417,7 +419,9 @@ export class PgRecordStore implements RecordStore {
               items.map((i) => i.record.type),
               items.map((i) => i.record.v),
               items.map((i) => i.record.receivedAt),
-              items.map((i) => i.record.raw),
+              // As UTF-8 bytes (node-pg writes them as hex, natively): the raw text is the largest
+              // value, and the one most likely to be made of escapes (see textArray).
+              items.map((i) => Buffer.from(i.record.raw, 'utf8')),
               items.map((i) => i.record.idempotencyKey ?? null),
               items.map((i) => i.record.fingerprint ?? null),
             ],
@@ -472,23 +476,27 @@ export class PgRecordStore implements RecordStore {
             col((x) => x.item.record.bot),
             col((x) => x.m.platform),
             col((x) => x.m.direction),
-            col((x) => text(x.m.userId)),
-            col((x) => text(x.m.conversationId)),
-            col((x) => text(x.m.thread)),
-            col((x) => text(x.m.sessionId)),
-            col((x) => text(x.m.text)),
-            col((x) => text(x.m.intent)),
+            textArray(col((x) => text(x.m.userId))),
+            textArray(col((x) => text(x.m.conversationId))),
+            textArray(col((x) => text(x.m.thread))),
+            textArray(col((x) => text(x.m.sessionId))),
+            textArray(col((x) => text(x.m.text))),
+            textArray(col((x) => text(x.m.intent))),
             col((x) => x.m.confidence),
-            col((x) => json(x.m.buttons)),
-            col((x) => json(x.m.images)),
-            col((x) => json(x.m.userJson)),
-            col((x) => x.m.event?.type ?? null),
-            col((x) => text(x.m.event?.name ?? null)),
+            textArray(col((x) => json(x.m.buttons))),
+            textArray(col((x) => json(x.m.images))),
+            textArray(col((x) => json(x.m.userJson))),
+            textArray(col((x) => x.m.event?.type ?? null)),
+            textArray(col((x) => text(x.m.event?.name ?? null))),
             col((x) => x.m.event?.amount ?? null),
-            col((x) =>
-              x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
+            textArray(
+              col((x) =>
+                x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
+              ),
             ),
-            col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            textArray(
+              col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            ),
             col((x) => x.item.record.receivedAt),
             CHANNEL,
             this.closed ? [] : payloads,
