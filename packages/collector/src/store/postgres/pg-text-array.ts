@@ -1,6 +1,7 @@
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 /** Control characters, which JSON escapes differently from an array literal, and lone surrogates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
 const NOT_PLAIN = /[\u0000-\u001f\ud800-\udfff]/u
 
 /** One element of an array literal: quoted, `"` and `\` escaped. */
