@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import type { Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { hostname, networkInterfaces } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -218,9 +218,25 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   })
   app.use(errorHandler(log))
 
+  const requestTimeoutMs = positiveInt(options.requestTimeoutMs, 'requestTimeoutMs') ?? 30_000
+  const headersTimeoutMs = Math.min(
+    positiveInt(options.headersTimeoutMs, 'headersTimeoutMs') ?? 10_000,
+    requestTimeoutMs,
+  )
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port ?? DEFAULT_PORT, host, (err?: Error) => (err ? reject(err) : resolve(s)))
+    // A client that announces a body and never sends it (or dribbles its headers) is answered
+    // 408 and disconnected after these, not after Node's 300 s; the check runs often enough
+    // for the bounds to hold.
+    const s = createServer(
+      {
+        requestTimeout: requestTimeoutMs,
+        headersTimeout: headersTimeoutMs,
+        connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+      },
+      app,
+    )
     s.once('error', reject)
+    s.listen(options.port ?? DEFAULT_PORT, host, () => resolve(s))
   }).catch(async (e) => {
     unsubscribe?.()
     feed.close()
@@ -277,6 +293,23 @@ function positiveInt(value: number | undefined, name: string): number | undefine
   return value
 }
 
+/** The 413 of a body over its route's limit, naming that limit (the dashboard API's is not `maxBodyBytes`). */
+function tooLarge(path: string, limit: unknown): RequestError {
+  const p = path.toLowerCase()
+  const which = p.startsWith('/api/')
+    ? 'the dashboard API takes at most 64 kB'
+    : p.startsWith(MESSENGER_WEBHOOK_PATH)
+      ? 'the Messenger webhook takes at most 1 MiB'
+      : 'maxBodyBytes'
+  const bytes = typeof limit === 'number' ? ` (${limit} bytes)` : ''
+  return new RequestError(
+    413,
+    'payload_too_large',
+    `the body is larger than the collector accepts: ${which}${bytes}`,
+    '',
+  )
+}
+
 /** Every failure answers JSON `{ error: { code, message, path } }`; the code is kept in `res.locals.errorCode` for logs and metrics. */
 const errorHandler =
   (log: Logger) =>
@@ -288,8 +321,7 @@ const errorHandler =
       // The database is away (restarting, unreachable): nothing was acknowledged, the client retries.
       res.setHeader('retry-after', String(err.retryAfterSeconds))
       e = new RequestError(503, 'store_unavailable', 'the collector cannot reach its database; retry later', '')
-    } else if (bodyErr?.type === 'entity.too.large')
-      e = new RequestError(413, 'payload_too_large', 'the body is larger than the collector accepts (maxBodyBytes)', '')
+    } else if (bodyErr?.type === 'entity.too.large') e = tooLarge(req.path, (err as { limit?: unknown }).limit)
     else if (bodyErr?.type === 'entity.parse.failed')
       e = new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
     else if (bodyErr?.type === 'encoding.unsupported' || bodyErr?.type === 'charset.unsupported')

@@ -28,6 +28,8 @@ export type CollectorErrorCode =
   | 'invalid_host'
   | 'too_many_attempts'
   | 'not_ready'
+  | 'idempotency_key_reused'
+  | 'conflict'
   | 'internal_error'
   | 'store_unavailable'
 

@@ -96,6 +96,16 @@ export interface CollectorOptions {
    * @example startCollector({ maxBatchBytes: 8 * 1024 * 1024 })
    */
   maxBatchBytes?: number
+  /**
+   * Longest a client may take to send a whole request (headers and body), in ms; after it the
+   * request is answered 408 and its connection closed. Default 30 000 (Node's own is 300 000:
+   * a client announcing a body it never sends held a connection for five minutes).
+   *
+   * @example startCollector({ requestTimeoutMs: 60_000 }) // slow links, big batches
+   */
+  requestTimeoutMs?: number
+  /** Longest a client may take to send a request's headers, in ms (at most `requestTimeoutMs`). Default 10 000. */
+  headersTimeoutMs?: number
   /** Webhook retry policy. */
   webhookRetry?: WebhookRetryOptions
   /** Folder of the dashboard's static files. Default the package's `public/`. */

@@ -191,6 +191,7 @@ const CASES: Case[] = [
     }),
   ),
   { route: 'GET /api/audit', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/audit?bot=${b}` }) },
+  { route: 'GET /api/stats', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/stats?bot=${b}` }) },
   {
     route: 'POST /api/pause',
     needs: 'operator',

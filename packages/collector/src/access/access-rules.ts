@@ -32,8 +32,8 @@ export interface RouteRule {
    * scope → 403. Without a named bot, list routes are filtered to the caller's bots.
    */
   bot?: 'query' | 'body' | 'record' | 'page'
-  /** Written to the audit log when the action succeeds. */
-  audit?: (req: Request, result: Record<string, unknown>) => AuditDraft
+  /** Written to the audit log when the action succeeds: one line, or one per bot it touched. */
+  audit?: (req: Request, result: Record<string, unknown>) => AuditDraft | AuditDraft[]
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null)
@@ -58,7 +58,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/style.css', access: 'public' },
   { method: 'GET', path: '/api/me', access: 'viewer' },
   { method: 'GET', path: '/api/bots', access: 'viewer' },
-  { method: 'GET', path: '/api/stats', access: 'viewer' },
+  { method: 'GET', path: '/api/stats', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/stream', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/messages', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/conversations', access: 'viewer', bot: 'query' },
@@ -101,12 +101,20 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: '/api/messenger-pages',
     access: 'admin',
     bot: 'page',
-    audit: (req, result) => ({
-      action: 'messenger-page',
-      bot: str(result.bot),
-      target: str(body(req).pageId),
-      detail: null,
-    }),
+    // A page moved from one bot to another is filed under both.
+    audit: (req, result) => [
+      { action: 'messenger-page', bot: str(result.bot), target: str(body(req).pageId), detail: null },
+      ...(typeof result.movedFrom === 'string'
+        ? [
+            {
+              action: 'messenger-page-moved',
+              bot: result.movedFrom,
+              target: str(body(req).pageId),
+              detail: { movedTo: str(result.bot) },
+            },
+          ]
+        : []),
+    ],
   },
   {
     method: 'DELETE',

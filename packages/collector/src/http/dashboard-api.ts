@@ -7,6 +7,7 @@ import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
 import type { MessengerPageConfig } from '../options'
 import type { ReadFilter, RecordStore } from '../store/store'
+import { intParam } from './query-params'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
 const TRANSCRIPT_PAGE = 500
@@ -18,14 +19,6 @@ function filterOf(req: Request, res: Response): ReadFilter {
   const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
   const bots = scopeOf(res)
   return { ...(bot === undefined ? {} : { bot }), ...(bots === undefined ? {} : { bots }) }
-}
-
-function intParam(req: Request, name: string): number | undefined {
-  const v = req.query[name]
-  if (typeof v !== 'string' || v === '') return undefined
-  const n = Number(v)
-  if (!Number.isFinite(n)) throw new RequestError(400, 'invalid_request', `query \`${name}\` must be a number`, name)
-  return n
 }
 
 function requiredString(value: unknown, path: string): string {
@@ -164,7 +157,36 @@ export function dashboardApi(deps: {
       verifyToken: requiredString(body.verifyToken, 'verifyToken'),
     }
     if (typeof body.bot === 'string' && body.bot.trim() !== '') page.bot = body.bot.trim()
-    res.status(201).json({ ...(await deps.messenger.connect(page)), webhookUrl: deps.webhookUrl() })
+    const target = page.bot ?? `messenger-${page.pageId}`
+    // A page already connected to another bot is that bot's: taken over only by a caller who
+    // may act on both, and only when asked to move it.
+    const owner = deps.messenger.list().find((p) => p.pageId === page.pageId)?.bot
+    const moving = owner !== undefined && owner !== target
+    if (moving && !inScope(res, owner)) {
+      await deps.store.addAudit({
+        ts: Date.now(),
+        actor: principalOf(res).name,
+        action: 'messenger-page-refused',
+        bot: owner,
+        target: page.pageId,
+        detail: { requestedBot: target },
+      })
+      throw new RequestError(
+        403,
+        'forbidden',
+        `page ${page.pageId} is connected to a bot outside your scope; it cannot be moved or replaced by you`,
+        'pageId',
+      )
+    }
+    if (moving && body.move !== true)
+      throw new RequestError(
+        409,
+        'conflict',
+        `page ${page.pageId} is connected to bot "${owner}"; send \`move: true\` to connect it to "${target}" instead`,
+        'pageId',
+      )
+    const connected = await deps.messenger.connect(page)
+    res.status(201).json({ ...connected, webhookUrl: deps.webhookUrl(), ...(moving ? { movedFrom: owner } : {}) })
   })
 
   api.use((_req, _res) => {

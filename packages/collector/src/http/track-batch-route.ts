@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { BotRegistry } from '../access/bot-registry'
 import { type CollectorErrorCode, RequestError } from '../errors'
 import { type AcceptedRecord, ingestMany } from '../ingest/ingest'
+import { pacer } from '../ingest/take-turns'
 import { parseTrackQuery, validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
 import type { RecordStore } from '../store/store'
@@ -129,8 +130,21 @@ export function trackBatchRoute(deps: {
       }
       if (spans?.length !== records.length) spans = undefined
 
+      // What `POST /track` answers for this body.
+      const checkSize = (raw: string) => {
+        if (raw.length * 3 > deps.maxBodyBytes && Buffer.byteLength(raw) > deps.maxBodyBytes)
+          throw new RequestError(
+            413,
+            'payload_too_large',
+            `the body is larger than the collector accepts (maxBodyBytes: ${deps.maxBodyBytes} bytes)`,
+            '',
+          )
+      }
       const bot = res.locals.bot as string
       const apiKey = res.locals.apiKey as string
+      // A big batch is checked a quarter megabyte at a time, other requests answered in between.
+      const pace = pacer()
+      await pace(text.length)
       const results: BatchResult[] = new Array(records.length)
       const accepted: AcceptedRecord[] = []
       const acceptedIndex: number[] = []
@@ -151,27 +165,26 @@ export function trackBatchRoute(deps: {
           const { platform, type, v } = parseTrackQuery(query)
           const idempotencyKey = checkIdempotencyKey(item.idempotencyKey, 'idempotencyKey')
           const span = spans?.[index]
-          const raw = span ? text.slice(span[0], span[1]) : JSON.stringify(item.body ?? null)
-          if (raw.length * 3 > deps.maxBodyBytes && Buffer.byteLength(raw) > deps.maxBodyBytes)
-            // What `POST /track` answers for this body.
-            throw new RequestError(
-              413,
-              'payload_too_large',
-              'the body is larger than the collector accepts (maxBodyBytes)',
-              '',
-            )
+          const sent = span ? text.slice(span[0], span[1]) : undefined
+          if (sent !== undefined) checkSize(sent)
           validateRecord(platform, type, item.body, v)
+          // Without its span (a batch `batchBodySpans` could not map), the body as parsed: after
+          // validation, which bounds its nesting, so serialising it cannot fail.
+          const raw = sent ?? JSON.stringify(item.body ?? null)
+          if (sent === undefined) checkSize(raw)
           accepted.push({ bot, platform, type, v, raw, body: item.body as Obj, idempotencyKey })
           acceptedIndex.push(index)
         } catch (e) {
           if (!(e instanceof RequestError)) throw e
           results[index] = { index, status: 'refused', error: e.toJSON().error }
         }
+        const span = spans?.[index]
+        await pace(span ? span[1] - span[0] : 1024)
       }
 
       let stored: Awaited<ReturnType<typeof ingestMany>>
       try {
-        stored = await ingestMany(deps.store, deps.feed, accepted)
+        stored = await ingestMany(deps.store, deps.feed, accepted, (i) => `batch record ${acceptedIndex[i]}`)
       } catch (e) {
         answerStoreFailure(
           res,
@@ -181,11 +194,17 @@ export function trackBatchRoute(deps: {
         )
         return
       }
+      let storedCount = 0
       for (const [i, result] of stored.entries()) {
         const index = acceptedIndex[i] as number
+        if (result instanceof RequestError) {
+          results[index] = { index, status: 'refused', error: result.toJSON().error }
+          continue
+        }
+        storedCount++
         results[index] = { index, status: result.duplicate ? 'duplicate' : 'accepted', id: result.id }
       }
-      const answer: BatchAnswer = { accepted: stored.length, refused: records.length - stored.length, results }
+      const answer: BatchAnswer = { accepted: storedCount, refused: records.length - storedCount, results }
       res.status(200).json(answer)
     },
   )

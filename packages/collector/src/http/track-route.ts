@@ -65,6 +65,8 @@ export function trackRoute(deps: {
             idempotencyKey: res.locals.idempotencyKey as string | undefined,
           })
         } catch (e) {
+          // A refusal of this record (422, 409) is answered as such; anything else: the store is down.
+          if (e instanceof RequestError) throw e
           answerStoreFailure(res, e, 'record', 'the record store is unavailable; retry the record')
           return
         }

@@ -19,6 +19,11 @@ export interface IncomingRecord {
    * a record whose (bot, key) is already stored is not stored again. Absent: always stored.
    */
   idempotencyKey?: string | undefined
+  /**
+   * With an `idempotencyKey`: a hash of what was sent under it (platform, type, `v`, body), kept
+   * with the record and after its erasure, so the key cannot be reused for another record.
+   */
+  fingerprint?: string | undefined
 }
 
 /** What storing one record gave: its id, whether it was a repeat, its stored messages (none for a repeat). */
@@ -27,6 +32,8 @@ export interface AddResult {
   /** The (bot, idempotencyKey) was already stored: `id` is the stored record's, nothing new was stored. */
   duplicate: boolean
   messages: StoredMessage[]
+  /** For a repeat: the fingerprint stored under its key (absent for records stored without one). */
+  fingerprint?: string
 }
 
 /** A stored message as the read API returns it. */
@@ -168,12 +175,14 @@ export type StoreChange =
 export interface RecordStore {
   /**
    * Stores a record and its messages atomically; returns the stored messages (with ids). Honours
-   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true` and no messages.
+   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true`, no messages and
+   * the stored `fingerprint` — also for a key whose record was erased ({@link eraseUser} keeps
+   * the key and its fingerprint).
    */
   add(
     record: IncomingRecord,
     messages: NormalizedMessage[],
-  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean }>
+  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean; fingerprint?: string }>
   /**
    * Stores records with their messages in ONE transaction, in order. A record whose
    * (bot, idempotencyKey) is already stored (or appears earlier in `items`) is not stored again:
@@ -203,7 +212,11 @@ export interface RecordStore {
   messengerPages(): Promise<MessengerPageConfig[]>
   /** Counts, for the dashboard header and the benchmark; within `filter` when given. */
   counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
-  /** Erases one end user of one bot: every record, message and event, the pause state of their threads; audit details about them are blanked. */
+  /**
+   * Erases one end user of one bot: every record, message and event, the pause state of their
+   * threads; audit details about them are blanked. The idempotency keys of the erased records
+   * stay taken (key, fingerprint and id only), so a late retry does not store them again.
+   */
   eraseUser(bot: string, userId: string): Promise<ErasureResult>
   /** One user's records in arrival order, read in pages (bounded memory), for data portability. */
   exportUser(bot: string, userId: string): AsyncIterable<StoredRecord>

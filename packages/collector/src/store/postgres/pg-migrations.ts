@@ -97,6 +97,23 @@ CREATE INDEX convotrack_messages_record ON convotrack_messages (record_id);
 CREATE INDEX convotrack_records_received ON convotrack_records (received_at);
 `,
   },
+  {
+    version: 3,
+    name: 'idempotency fingerprints, kept after erasure',
+    sql: `
+-- a hash of what was sent under the record's idempotency key (platform, type, v, body)
+ALTER TABLE convotrack_records ADD COLUMN fingerprint text;
+-- the keys of erased records: key, fingerprint and id only (no personal data), so a late retry
+-- is answered as a repeat instead of storing the erased record again
+CREATE TABLE convotrack_idempotency_tombstones (
+  bot text COLLATE "C" NOT NULL,
+  idempotency_key text COLLATE "C" NOT NULL,
+  fingerprint text,
+  record_id bigint NOT NULL,
+  PRIMARY KEY (bot, idempotency_key)
+);
+`,
+  },
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

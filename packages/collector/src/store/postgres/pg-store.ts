@@ -34,6 +34,7 @@ import {
 } from '../store-rows'
 import { StoreUnavailableError } from '../store-unavailable'
 import { migrate } from './pg-migrations'
+import { textArray } from './pg-text-array'
 
 /** Options of {@link PgRecordStore.open}. */
 export interface PgStoreOptions {
@@ -399,11 +400,16 @@ export class PgRecordStore implements RecordStore {
         cursor += i.messages.length
         return allMessageIds.slice(from, cursor)
       })
+      // A key whose record was erased stays taken (its tombstone): such a record is not inserted.
       const inserted = new Set(
         (
           await client.query<{ id: number }>(
-            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key, fingerprint)
+             SELECT n.id, n.bot, n.platform, n.type, n.v, n.received_at, convert_from(n.raw, 'UTF8'), n.idempotency_key, n.fingerprint
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::text[], $9::text[])
+               AS n (id, bot, platform, type, v, received_at, raw, idempotency_key, fingerprint)
+             WHERE n.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM convotrack_idempotency_tombstones t
+               WHERE t.bot = n.bot AND t.idempotency_key = n.idempotency_key)
              ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
              RETURNING id`,
             [
@@ -413,22 +419,29 @@ export class PgRecordStore implements RecordStore {
               items.map((i) => i.record.type),
               items.map((i) => i.record.v),
               items.map((i) => i.record.receivedAt),
-              items.map((i) => i.record.raw),
+              // As UTF-8 bytes (node-pg writes them as hex, natively): the raw text is the largest
+              // value, and the one most likely to be made of escapes (see textArray).
+              items.map((i) => Buffer.from(i.record.raw, 'utf8')),
               items.map((i) => i.record.idempotencyKey ?? null),
+              items.map((i) => i.record.fingerprint ?? null),
             ],
           )
         ).rows.map((r) => r.id),
       )
-      // Records not inserted were already stored under their (bot, idempotency key): find their ids.
-      const existing = new Map<string, number>()
+      // Records not inserted were already stored (or erased) under their (bot, idempotency key):
+      // find their ids and fingerprints.
+      const existing = new Map<string, { id: number; fingerprint: string | null }>()
       const dupes = items.filter((_, i) => !inserted.has(recordIds[i] as number))
       if (dupes.length > 0) {
-        const rows = await client.query<{ id: number; bot: string; key: string }>(
-          `SELECT r.id, r.bot, r.idempotency_key AS key FROM convotrack_records r
-           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON r.bot = k.bot AND r.idempotency_key = k.key`,
+        const rows = await client.query<{ id: number; bot: string; key: string; fingerprint: string | null }>(
+          `SELECT r.id, r.bot, r.idempotency_key AS key, r.fingerprint FROM convotrack_records r
+           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON r.bot = k.bot AND r.idempotency_key = k.key
+           UNION ALL
+           SELECT t.record_id, t.bot, t.idempotency_key, t.fingerprint FROM convotrack_idempotency_tombstones t
+           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON t.bot = k.bot AND t.idempotency_key = k.key`,
           [dupes.map((d) => d.record.bot), dupes.map((d) => d.record.idempotencyKey ?? '')],
         )
-        for (const r of rows.rows) existing.set(`${r.bot}\n${r.key}`, r.id)
+        for (const r of rows.rows) existing.set(`${r.bot}\n${r.key}`, { id: r.id, fingerprint: r.fingerprint })
       }
       const fresh = items.flatMap((item, i) =>
         inserted.has(recordIds[i] as number)
@@ -463,23 +476,27 @@ export class PgRecordStore implements RecordStore {
             col((x) => x.item.record.bot),
             col((x) => x.m.platform),
             col((x) => x.m.direction),
-            col((x) => text(x.m.userId)),
-            col((x) => text(x.m.conversationId)),
-            col((x) => text(x.m.thread)),
-            col((x) => text(x.m.sessionId)),
-            col((x) => text(x.m.text)),
-            col((x) => text(x.m.intent)),
+            textArray(col((x) => text(x.m.userId))),
+            textArray(col((x) => text(x.m.conversationId))),
+            textArray(col((x) => text(x.m.thread))),
+            textArray(col((x) => text(x.m.sessionId))),
+            textArray(col((x) => text(x.m.text))),
+            textArray(col((x) => text(x.m.intent))),
             col((x) => x.m.confidence),
-            col((x) => json(x.m.buttons)),
-            col((x) => json(x.m.images)),
-            col((x) => json(x.m.userJson)),
-            col((x) => x.m.event?.type ?? null),
-            col((x) => text(x.m.event?.name ?? null)),
+            textArray(col((x) => json(x.m.buttons))),
+            textArray(col((x) => json(x.m.images))),
+            textArray(col((x) => json(x.m.userJson))),
+            textArray(col((x) => x.m.event?.type ?? null)),
+            textArray(col((x) => text(x.m.event?.name ?? null))),
             col((x) => x.m.event?.amount ?? null),
-            col((x) =>
-              x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
+            textArray(
+              col((x) =>
+                x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
+              ),
             ),
-            col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            textArray(
+              col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            ),
             col((x) => x.item.record.receivedAt),
             CHANNEL,
             this.closed ? [] : payloads,
@@ -491,7 +508,12 @@ export class PgRecordStore implements RecordStore {
         if (!inserted.has(id)) {
           const found = existing.get(`${item.record.bot}\n${item.record.idempotencyKey ?? ''}`)
           if (found === undefined) throw new Error('record neither stored nor found under its idempotency key')
-          return { id: found, duplicate: true, messages: [] }
+          return {
+            id: found.id,
+            duplicate: true,
+            messages: [],
+            ...(found.fingerprint ? { fingerprint: found.fingerprint } : {}),
+          }
         }
         const messages = item.messages.map(
           (m, j): StoredMessage => ({
@@ -719,11 +741,17 @@ export class PgRecordStore implements RecordStore {
       ).rows.map((r) => r.thread)
       // Both deletes in one statement: the records' ids never leave the database, and the
       // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
+      // The erased records' idempotency keys stay taken: key, fingerprint and id, nothing personal.
       const gone = (
         await client.query<{ records: number; messages: number }>(
           `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
                 m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
-                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed)
+                      RETURNING id, bot, idempotency_key, fingerprint),
+                t AS (INSERT INTO convotrack_idempotency_tombstones (bot, idempotency_key, fingerprint, record_id)
+                      SELECT bot, idempotency_key, fingerprint, id FROM r WHERE idempotency_key IS NOT NULL
+                      ON CONFLICT (bot, idempotency_key) DO UPDATE
+                      SET fingerprint = excluded.fingerprint, record_id = excluded.record_id)
            SELECT (SELECT count(*) FROM r) AS records, (SELECT count(*) FROM m) AS messages`,
           [bot, text(userId)],
         )

@@ -31,6 +31,7 @@ import {
   toMessage,
   toMessengerPage,
 } from '../store-rows'
+import { migrateFingerprints, TOMBSTONE_DOOMED } from './sqlite-fingerprints'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (
@@ -148,6 +149,7 @@ export class SqliteRecordStore implements RecordStore {
   private readonly insertRecord: Database.Statement
   private readonly insertMessage: Database.Statement
   private readonly findKey: Database.Statement
+  private readonly findTombstone: Database.Statement
   private readonly addTx: (record: IncomingRecord, messages: NormalizedMessage[]) => AddResult
   private readonly addBatchTx: (
     batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
@@ -161,15 +163,26 @@ export class SqliteRecordStore implements RecordStore {
     if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
     this.db.exec(SCHEMA)
     migrateIdempotency(this.db)
+    migrateFingerprints(this.db, (sql) => kept(this.db.prepare(sql)))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = kept(
       this.db.prepare(
-        `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key)
-       VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)
+        `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key, fingerprint)
+       VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey, @fingerprint)
        ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
       ),
     )
-    this.findKey = kept(this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?')).pluck()
+    this.findKey = kept(this.db.prepare('SELECT id, fingerprint FROM records WHERE bot = ? AND idempotency_key = ?'))
+    this.findTombstone = kept(
+      this.db.prepare(
+        'SELECT record_id AS id, fingerprint FROM idempotency_tombstones WHERE bot = ? AND idempotency_key = ?',
+      ),
+    )
+    // A repeat: the stored record's id and fingerprint (an erased one's from its tombstone).
+    const repeat = (row: unknown): AddResult => {
+      const { id, fingerprint } = row as { id: number; fingerprint: string | null }
+      return { id: Number(id), duplicate: true, messages: [], ...(fingerprint ? { fingerprint } : {}) }
+    }
     this.insertMessage = kept(
       this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
@@ -179,6 +192,8 @@ export class SqliteRecordStore implements RecordStore {
     )
     const insertOne = (record: IncomingRecord, messages: NormalizedMessage[]): AddResult => {
       const key = record.idempotencyKey ?? null
+      const erased = key === null ? undefined : this.findTombstone.get(record.bot, key)
+      if (erased) return repeat(erased)
       const inserted = this.insertRecord.run({
         bot: record.bot,
         platform: record.platform,
@@ -187,9 +202,9 @@ export class SqliteRecordStore implements RecordStore {
         receivedAt: record.receivedAt,
         raw: record.raw,
         idempotencyKey: key,
+        fingerprint: record.fingerprint ?? null,
       })
-      if (inserted.changes === 0)
-        return { id: Number(this.findKey.get(record.bot, key)), duplicate: true, messages: [] }
+      if (inserted.changes === 0) return repeat(this.findKey.get(record.bot, key))
       const id = Number(inserted.lastInsertRowid)
       const stored = messages.map((m): StoredMessage => {
         const mid = Number(
@@ -463,6 +478,7 @@ export class SqliteRecordStore implements RecordStore {
         bot,
         userId,
       )
+      this.stmt(TOMBSTONE_DOOMED).run()
       const gone = this.deleteDoomed()
       const json = JSON.stringify([userId, ...threads])
       this.stmt('DELETE FROM pauses WHERE bot = ? AND thread IN (SELECT value FROM json_each(?))').run(bot, json)
