@@ -4,6 +4,7 @@ import type { LiveFeed } from '../live/live-feed'
 import type { AddResult, IncomingRecord, RecordStore, StoredMessage } from '../store/store'
 import { isStoreDown } from '../store/store-unavailable'
 import { blankRawCredentials, blankRecordCredentials } from './blank-credentials'
+import { eventTime } from './event-time'
 import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import { type NormalizedMessage, normalizeRecord } from './normalize'
 import { pacer } from './take-turns'
@@ -48,6 +49,8 @@ function prepare(accepted: AcceptedRecord, receivedAt: number): Prepared {
       v: accepted.v,
       raw: blankRawCredentials(accepted.raw),
       receivedAt,
+      // The record's own time where its shape carries one (reports and transcripts use it).
+      eventTs: eventTime(accepted.platform, accepted.type, body, receivedAt),
       idempotencyKey: accepted.idempotencyKey,
       ...(accepted.idempotencyKey === undefined ? {} : { fingerprint: fingerprintOf(accepted, body) }),
     },

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3'
 
 /**
- * SQLite schema step "idempotency fingerprints" (PostgreSQL: migration 3 in pg-migrations.ts):
+ * SQLite schema step 3 "idempotency fingerprints" (PostgreSQL: migration 4 in pg-migrations.ts):
  * each keyed record keeps the fingerprint of what was sent under its key (a SHA-256 of platform,
  * type, `v` and body), and an erasure leaves a tombstone per key — the key, the fingerprint and
  * the erased record's id, no personal data — so a late retry is answered as the repeat it is
- * instead of storing the erased record again. Idempotent: applied on every open.
+ * instead of storing the erased record again. Idempotent.
  */
 export function migrateFingerprints(db: Database.Database, prepare: (sql: string) => Database.Statement): void {
   const columns = prepare('PRAGMA table_info(records)').all() as Array<{ name: string }>
