@@ -99,7 +99,7 @@ describe.each(BACKENDS)('Messenger pages on $name', (backend) => {
     // b's real traffic still lands in b; the intruder's signed traffic is not taken.
     expect(await deliver(webhook('PB', 'real'), 'b-secret')).toEqual({ status: 200, received: 1 })
     expect((await deliver(webhook('PB', 'forged'), 'intruder-secret')).status).toBe(401)
-    const messages = (await call('/api/messages', 'root')).body as Array<{ bot: string; text: string }>
+    const messages = (await call('/api/messages?all=1', 'root')).body as Array<{ bot: string; text: string }>
     expect(messages.map((m) => [m.bot, m.text])).toEqual([['b', 'real']])
     const audit = (await call('/api/audit?bot=b', 'root')).body as AuditEntry[]
     expect(audit.filter((e) => e.action === 'messenger-page-refused')).toHaveLength(2)
