@@ -1,4 +1,5 @@
 import type { ClientBase } from 'pg'
+import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -97,6 +98,7 @@ CREATE INDEX convotrack_messages_record ON convotrack_messages (record_id);
 CREATE INDEX convotrack_records_received ON convotrack_records (received_at);
 `,
   },
+  HANDOFF_MIGRATION,
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

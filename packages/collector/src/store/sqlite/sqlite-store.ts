@@ -1,6 +1,13 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type {
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  ResumedConversation,
+} from '../handoff-records'
+import type {
   AddResult,
   AuditEntry,
   ConversationSummary,
@@ -31,6 +38,7 @@ import {
   toMessage,
   toMessengerPage,
 } from '../store-rows'
+import { SqliteHandoffs } from './sqlite-handoffs'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (
@@ -153,6 +161,7 @@ export class SqliteRecordStore implements RecordStore {
     batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
   ) => AddResult[]
   private pending: PendingAdd[] = []
+  private readonly desk: SqliteHandoffs
 
   /** @param file SQLite file path, or `:memory:`. */
   constructor(file = ':memory:') {
@@ -161,6 +170,7 @@ export class SqliteRecordStore implements RecordStore {
     if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
     this.db.exec(SCHEMA)
     migrateIdempotency(this.db)
+    this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = kept(
       this.db.prepare(
@@ -470,6 +480,7 @@ export class SqliteRecordStore implements RecordStore {
         bot,
         json,
       )
+      this.desk.erase(bot, userId, json)
       return { removed: gone.records, messages: gone.messages, threads }
     })()
   }
@@ -546,6 +557,40 @@ export class SqliteRecordStore implements RecordStore {
 
   async ping(): Promise<void> {
     this.stmt('SELECT 1').get()
+  }
+
+  // The handoff desk (sqlite-handoffs.ts).
+  async updateHandoff(
+    bot: string,
+    thread: string,
+    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
+  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.desk.update(bot, thread, change)
+  }
+
+  async handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {
+    return this.desk.list(filter)
+  }
+
+  async takeIdlePaused(opts: {
+    bot: string
+    idleBefore: number
+    now: number
+    limit: number
+  }): Promise<ResumedConversation[]> {
+    return this.desk.takeIdlePaused(opts)
+  }
+
+  async addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote> {
+    return this.desk.addNote(note)
+  }
+
+  async notes(bot: string, thread: string): Promise<HandoffNote[]> {
+    return this.desk.notes(bot, thread)
+  }
+
+  async userNotes(bot: string, userId: string): Promise<HandoffNote[]> {
+    return this.desk.userNotes(bot, userId)
   }
 
   async close(): Promise<void> {

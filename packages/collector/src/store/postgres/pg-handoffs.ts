@@ -1,0 +1,222 @@
+import type pg from 'pg'
+import {
+  type HandoffEntry,
+  type HandoffFilter,
+  type HandoffNote,
+  type HandoffRow,
+  queueChanged,
+  type ResumedConversation,
+  sameRow,
+} from '../handoff-records'
+import {
+  HANDOFF_COLUMNS,
+  type HandoffNoteRow,
+  type HandoffSqlRow,
+  handoffValues,
+  queueStates,
+  toHandoffEntry,
+  toHandoffNote,
+  toHandoffRow,
+} from '../handoff-rows'
+
+interface Sql {
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
+}
+
+/** What {@link PgHandoffs} borrows from the store: its pool, transactions and notifications. */
+export interface PgHandoffDeps {
+  query<R extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>
+  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T>
+  notify(sql: Sql, payload: Record<string, unknown>): Promise<void>
+}
+
+/** PostgreSQL text holds no NUL. */
+const clean = (v: string | null): string | null => (v === null ? null : v.replaceAll('\0', '\uFFFD'))
+/** Notification payloads stay far below PostgreSQL's 8 000 bytes: long texts are cut (dashboards re-read). */
+const short = (v: string | null): string | null => (v === null || v.length <= 500 ? v : `${v.slice(0, 500)}…`)
+
+/** The notification of a queue change (`k: 'h'`), read back by {@link handoffChangeOf}. */
+export function handoffNotice(bot: string, thread: string, entry: HandoffEntry | undefined): Record<string, unknown> {
+  return { k: 'h', bot, thread, e: entry ? { ...entry, text: short(entry.text) } : null }
+}
+
+/**
+ * {@link HandoffStore} on PostgreSQL. A conversation's row is changed under a transaction-scoped
+ * advisory lock on (bot, thread), so two instances changing one conversation (a claim each, or
+ * ingest and a claim) take turns, even when the row does not exist yet; auto-resume takes rows
+ * with `FOR UPDATE SKIP LOCKED` and re-checks them, so each paused conversation is resumed by
+ * exactly one instance.
+ */
+export class PgHandoffs {
+  constructor(private readonly deps: PgHandoffDeps) {}
+
+  async update(
+    bot: string,
+    thread: string,
+    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
+  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.deps.transaction(async (sql) => {
+      await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`${bot}\u0000${thread}`])
+      const found = await sql.query<HandoffSqlRow & { paused: boolean | null }>(
+        `SELECT h.*, p.paused FROM convotrack_handoffs h
+         LEFT JOIN convotrack_pauses p ON p.bot = h.bot AND p.thread = h.thread
+         WHERE h.bot = $1 AND h.thread = $2`,
+        [bot, clean(thread)],
+      )
+      const first = found.rows[0]
+      const before = first && toHandoffRow(first)
+      const next = change(before)
+      if (!next || sameRow(before, next)) return { before, after: before }
+      const after = { ...next, bot, thread }
+      const values = handoffValues({
+        ...after,
+        thread: clean(thread) as string,
+        userId: clean(after.userId) as string,
+        text: clean(after.text),
+        lastText: clean(after.lastText),
+      })
+      await sql.query(
+        `INSERT INTO convotrack_handoffs (${HANDOFF_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         ON CONFLICT (bot, thread) DO UPDATE SET user_id = excluded.user_id, state = excluded.state,
+           reason = excluded.reason, since = excluded.since, text = excluded.text, assignee = excluded.assignee,
+           streak = excluded.streak, held_streak = excluded.held_streak, last_text = excluded.last_text,
+           active_at = excluded.active_at`,
+        values,
+      )
+      if (queueChanged(before, after)) {
+        let paused = first?.paused
+        if (!first) {
+          const p = await sql.query<{ paused: boolean }>(
+            'SELECT paused FROM convotrack_pauses WHERE bot = $1 AND thread = $2',
+            [bot, clean(thread)],
+          )
+          paused = p.rows[0]?.paused
+        }
+        await this.deps.notify(sql, handoffNotice(bot, thread, toHandoffEntry(after, paused === true)))
+      }
+      return { before, after }
+    })
+  }
+
+  async list(filter: HandoffFilter): Promise<HandoffEntry[]> {
+    const params: unknown[] = [queueStates(filter.state)]
+    let where = ''
+    if (filter.bot !== undefined) where += ` AND h.bot = $${params.push(filter.bot)}`
+    if (filter.bots !== undefined) where += ` AND h.bot = ANY($${params.push([...filter.bots])}::text[])`
+    if (filter.thread !== undefined) where += ` AND h.thread = $${params.push(clean(filter.thread))}`
+    if (filter.assignee !== undefined) where += ` AND h.assignee = $${params.push(filter.assignee)}`
+    const rows = await this.deps.query<HandoffSqlRow & { paused: boolean | null }>(
+      `SELECT h.*, p.paused FROM convotrack_handoffs h
+       LEFT JOIN convotrack_pauses p ON p.bot = h.bot AND p.thread = h.thread
+       WHERE h.state = ANY($1::text[])${where}
+       ORDER BY h.state = 'assigned', h.since, h.bot, h.thread LIMIT $${params.push(Math.min(Math.max(1, filter.limit ?? 500), 5000))}`,
+      params,
+    )
+    return rows.flatMap((r) => toHandoffEntry(toHandoffRow(r), r.paused === true) ?? [])
+  }
+
+  async takeIdlePaused(opts: {
+    bot: string
+    idleBefore: number
+    now: number
+    limit: number
+  }): Promise<ResumedConversation[]> {
+    return this.deps.transaction(async (sql) => {
+      // Rows another instance holds are skipped (it has them); the UPDATE re-checks `paused` on
+      // the row version it locked, so a conversation resumed meanwhile is not taken twice.
+      const taken = await sql.query<{ thread: string }>(
+        `UPDATE convotrack_pauses p SET paused = false, updated_at = $3
+         FROM (SELECT p2.bot, p2.thread FROM convotrack_pauses p2
+               LEFT JOIN convotrack_handoffs h ON h.bot = p2.bot AND h.thread = p2.thread
+               WHERE p2.bot = $1 AND p2.paused AND greatest(coalesce(h.active_at, 0), p2.updated_at) < $2
+               ORDER BY p2.updated_at LIMIT $4 FOR UPDATE OF p2 SKIP LOCKED) d
+         WHERE p.bot = d.bot AND p.thread = d.thread AND p.paused
+         RETURNING p.thread`,
+        [opts.bot, opts.idleBefore, opts.now, Math.max(1, opts.limit)],
+      )
+      const threads = taken.rows.map((r) => r.thread)
+      if (threads.length === 0) return []
+      const before = await sql.query<{ thread: string; user_id: string; assignee: string | null; state: string }>(
+        `SELECT thread, user_id, assignee, state FROM convotrack_handoffs WHERE bot = $1 AND thread = ANY($2::text[])`,
+        [opts.bot, threads],
+      )
+      await sql.query(
+        `UPDATE convotrack_handoffs SET state = 'idle', reason = NULL, since = NULL, text = NULL, assignee = NULL,
+           streak = 0, held_streak = NULL WHERE bot = $1 AND thread = ANY($2::text[])`,
+        [opts.bot, threads],
+      )
+      const rows = new Map(before.rows.map((r) => [r.thread, r]))
+      for (const thread of threads) {
+        await this.deps.notify(sql, { k: 'p', s: { bot: opts.bot, thread, paused: false, updatedAt: opts.now } })
+        if ((rows.get(thread)?.state ?? 'idle') !== 'idle')
+          await this.deps.notify(sql, handoffNotice(opts.bot, thread, undefined))
+      }
+      return threads.map((thread) => ({
+        bot: opts.bot,
+        thread,
+        userId: rows.get(thread)?.user_id ?? thread,
+        assignee: rows.get(thread)?.assignee ?? null,
+      }))
+    })
+  }
+
+  async addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote> {
+    return this.deps.transaction(async (sql) => {
+      const r = await sql.query<{ id: string }>(
+        'INSERT INTO convotrack_notes (bot, thread, user_id, author, text, ts) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+        [note.bot, clean(note.thread), clean(note.userId), clean(note.author), clean(note.text), note.ts],
+      )
+      const stored = { ...note, id: Number(r.rows[0]?.id) }
+      await this.deps.notify(sql, { k: 'n', n: { ...stored, text: short(stored.text) } })
+      return stored
+    })
+  }
+
+  async notes(bot: string, thread: string): Promise<HandoffNote[]> {
+    const rows = await this.deps.query<HandoffNoteRow>(
+      'SELECT id, bot, thread, user_id, author, text, ts FROM convotrack_notes WHERE bot = $1 AND thread = $2 ORDER BY id LIMIT 1000',
+      [bot, clean(thread)],
+    )
+    return rows.map(toHandoffNote)
+  }
+
+  async userNotes(bot: string, userId: string): Promise<HandoffNote[]> {
+    const rows = await this.deps.query<HandoffNoteRow>(
+      'SELECT id, bot, thread, user_id, author, text, ts FROM convotrack_notes WHERE bot = $1 AND user_id = $2 ORDER BY id',
+      [bot, clean(userId)],
+    )
+    return rows.map(toHandoffNote)
+  }
+
+  /** Erasure: the user's notes and their conversations' handoff rows, inside the erasure's transaction. */
+  async erase(sql: Sql, bot: string, userId: string, threads: string[]): Promise<void> {
+    const about = [clean(userId), ...threads]
+    await sql.query('DELETE FROM convotrack_notes WHERE bot = $1 AND (user_id = $2 OR thread = ANY($3::text[]))', [
+      bot,
+      clean(userId),
+      about,
+    ])
+    await sql.query('DELETE FROM convotrack_handoffs WHERE bot = $1 AND (user_id = $2 OR thread = ANY($3::text[]))', [
+      bot,
+      clean(userId),
+      about,
+    ])
+  }
+}
+
+/** A `k: 'h'` or `k: 'n'` notification as a store change, or undefined for others. */
+export function handoffChangeOf(n: {
+  k?: string
+  bot?: unknown
+  thread?: unknown
+  e?: unknown
+  n?: unknown
+}):
+  | { kind: 'handoff'; bot: string; thread: string; entry: HandoffEntry | undefined }
+  | { kind: 'note'; note: HandoffNote }
+  | undefined {
+  if (n.k === 'h' && typeof n.bot === 'string' && typeof n.thread === 'string')
+    return { kind: 'handoff', bot: n.bot, thread: n.thread, entry: (n.e as HandoffEntry | null) ?? undefined }
+  if (n.k === 'n' && n.n && typeof n.n === 'object') return { kind: 'note', note: n.n as HandoffNote }
+  return undefined
+}
