@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
 import type { BotRegistry } from '../access/bot-registry'
 import { type CollectorErrorCode, RequestError } from '../errors'
-import { type AcceptedRecord, ingestMany } from '../ingest/ingest'
+import { type AcceptedRecord, ingestMany, type StoredHook } from '../ingest/ingest'
 import { parseTrackQuery, validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
 import type { RecordStore } from '../store/store'
@@ -73,6 +73,8 @@ export function trackBatchRoute(deps: {
   bots: BotRegistry
   store: RecordStore
   feed: LiveFeed
+  /** Told of what each record stored (the handoff queue); never awaited. */
+  onStored?: StoredHook
   /** A record's body is held to the `/track` limit. */
   maxBodyBytes: number
   limits: BatchLimits
@@ -171,7 +173,7 @@ export function trackBatchRoute(deps: {
 
       let stored: Awaited<ReturnType<typeof ingestMany>>
       try {
-        stored = await ingestMany(deps.store, deps.feed, accepted)
+        stored = await ingestMany(deps.store, deps.feed, accepted, deps.onStored)
       } catch (e) {
         answerStoreFailure(
           res,

@@ -1,5 +1,5 @@
 import type { LiveFeed } from '../live/live-feed'
-import type { AddResult, IncomingRecord, RecordStore } from '../store/store'
+import type { AddResult, IncomingRecord, RecordStore, StoredMessage } from '../store/store'
 import { blankRecordCredentials } from './blank-credentials'
 import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import { type NormalizedMessage, normalizeRecord } from './normalize'
@@ -40,6 +40,21 @@ function prepare(
 }
 
 /**
+ * Told of the messages each record stored (the handoff queue). Must return at once and never
+ * throw: it runs on the ingest path, after the store answered.
+ */
+export type StoredHook = (messages: readonly StoredMessage[]) => void
+
+function tell(hook: StoredHook | undefined, messages: readonly StoredMessage[]): void {
+  if (!hook || messages.length === 0) return
+  try {
+    hook(messages)
+  } catch {
+    // A hook's failure is the hook's: the record is stored and acknowledged regardless.
+  }
+}
+
+/**
  * Stores a validated record with its normalized messages and puts them on the firehose.
  * Shared by `POST /track` and the Messenger webhook. A repeated idempotency key stores nothing
  * and publishes nothing: `duplicate: true` with the stored id.
@@ -50,10 +65,12 @@ export async function ingest(
   store: RecordStore,
   feed: LiveFeed,
   record: AcceptedRecord,
+  onStored?: StoredHook,
 ): Promise<{ id: number; duplicate: boolean }> {
   const { record: incoming, messages } = prepare(record, Date.now())
   const stored = await store.add(incoming, messages)
   for (const m of stored.messages) feed.publish('message', m, m.bot)
+  tell(onStored, stored.messages)
   return { id: stored.id, duplicate: stored.duplicate === true }
 }
 
@@ -67,10 +84,12 @@ export async function ingestMany(
   store: RecordStore,
   feed: LiveFeed,
   records: readonly AcceptedRecord[],
+  onStored?: StoredHook,
 ): Promise<AddResult[]> {
   if (records.length === 0) return []
   const receivedAt = Date.now()
   const results = await store.addMany(records.map((r) => prepare(r, receivedAt)))
   for (const result of results) for (const m of result.messages) feed.publish('message', m, m.bot)
+  for (const result of results) tell(onStored, result.messages)
   return results
 }

@@ -88,4 +88,3 @@ export const toHandoffNote = (r: HandoffNoteRow): HandoffNote => ({
   text: r.text,
   ts: Number(r.ts),
 })
-

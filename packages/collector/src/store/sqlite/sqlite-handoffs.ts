@@ -92,7 +92,8 @@ export class SqliteHandoffs {
     const params: unknown[] = [JSON.stringify(queueStates(filter.state))]
     let where = ''
     if (filter.bot !== undefined) where += ` AND h.bot = ${push(params, filter.bot)}`
-    if (filter.bots !== undefined) where += ` AND h.bot IN (SELECT value FROM json_each(${push(params, JSON.stringify(filter.bots))}))`
+    if (filter.bots !== undefined)
+      where += ` AND h.bot IN (SELECT value FROM json_each(${push(params, JSON.stringify(filter.bots))}))`
     if (filter.thread !== undefined) where += ` AND h.thread = ${push(params, filter.thread)}`
     if (filter.assignee !== undefined) where += ` AND h.assignee = ${push(params, filter.assignee)}`
     const rows = this.stmt(
@@ -147,14 +148,17 @@ export class SqliteHandoffs {
 
   notes(bot: string, thread: string): HandoffNote[] {
     return (
-      this.stmt('SELECT * FROM notes WHERE bot = ? AND thread = ? ORDER BY id LIMIT 1000').all(bot, thread) as HandoffNoteRow[]
+      this.stmt('SELECT * FROM notes WHERE bot = ? AND thread = ? ORDER BY id LIMIT 1000').all(
+        bot,
+        thread,
+      ) as HandoffNoteRow[]
     ).map(toHandoffNote)
   }
 
   userNotes(bot: string, userId: string): HandoffNote[] {
-    return (this.stmt('SELECT * FROM notes WHERE bot = ? AND user_id = ? ORDER BY id').all(bot, userId) as HandoffNoteRow[]).map(
-      toHandoffNote,
-    )
+    return (
+      this.stmt('SELECT * FROM notes WHERE bot = ? AND user_id = ? ORDER BY id').all(bot, userId) as HandoffNoteRow[]
+    ).map(toHandoffNote)
   }
 
   /** Erasure: the user's notes and the handoff rows of their conversations. Runs inside the erasure's transaction. */

@@ -1,12 +1,6 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type {
-  HandoffEntry,
-  HandoffFilter,
-  HandoffNote,
-  HandoffRow,
-  ResumedConversation,
-} from '../handoff-records'
+import type { HandoffEntry, HandoffFilter, HandoffNote, HandoffRow, ResumedConversation } from '../handoff-records'
 import type {
   AddResult,
   AuditEntry,
