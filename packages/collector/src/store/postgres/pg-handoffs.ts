@@ -56,7 +56,7 @@ export class PgHandoffs {
     change: (current: HandoffRow | undefined) => HandoffRow | undefined,
   ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
     return this.deps.transaction(async (sql) => {
-      await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`${bot}\u0000${thread}`])
+      await sql.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [bot, clean(thread)])
       const found = await sql.query<HandoffSqlRow & { paused: boolean | null }>(
         `SELECT h.*, p.paused FROM convotrack_handoffs h
          LEFT JOIN convotrack_pauses p ON p.bot = h.bot AND p.thread = h.thread
