@@ -1,0 +1,139 @@
+/**
+ * When a conversation enters the handoff queue: the pure rules (keywords as whole words, intents,
+ * NotHandled streaks counted over incoming messages, negative feedback), then the feedback event
+ * through a real collector and a real core tracker.
+ */
+import { type Collector, startCollector } from '@convotrack/collector'
+import { createTracker } from '@convotrack/core'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import {
+  applySignal,
+  DEFAULT_HANDOFF,
+  type HandoffSignal,
+  hasKeyword,
+  resolveHandoff,
+  validateHandoffOptions,
+} from '../src/live/handoff-rules'
+import type { HandoffRow } from '../src/store/handoff-records'
+
+const key = { bot: 'shop', thread: 't1' }
+const incoming = (text: string, intent: string | null = null, ts = 1): HandoffSignal => ({
+  kind: 'incoming',
+  userId: 'u1',
+  text,
+  intent,
+  ts,
+})
+const NH = 'NotHandled'
+
+function run(signals: HandoffSignal[], config = resolveHandoff(undefined, undefined)): HandoffRow | undefined {
+  let row: HandoffRow | undefined
+  for (const s of signals) row = applySignal(row, s, config, key) ?? row
+  return row
+}
+
+describe('keywords', () => {
+  it.each([
+    ['Can I talk to a human?', true],
+    ['HUMAN', true],
+    ['a real   person please', true],
+    ['humanitarian aid', false],
+    ['superhuman', false],
+    ['agents', false],
+    ['talk to someone', true],
+  ])('%j → %s', (text, expected) => {
+    expect(hasKeyword(text, DEFAULT_HANDOFF.keywords)).toBe(expected)
+  })
+  it('regex characters in a keyword are literal', () => {
+    expect(hasKeyword('need c++ help', ['c++'])).toBe(true)
+    expect(hasKeyword('ccc help', ['c+'])).toBe(false) // `+` is not a quantifier
+    expect(hasKeyword('help (now)', ['now'])).toBe(true)
+    expect(hasKeyword('anything', [])).toBe(false)
+  })
+})
+
+describe('entering the queue', () => {
+  it('an intent of the list (any case) asks for a person', () => {
+    expect(run([incoming('hmm', 'Human')])).toMatchObject({ state: 'waiting', reason: 'asked', text: 'hmm' })
+    expect(run([incoming('hmm', 'order.status')])).toMatchObject({ state: 'idle' })
+  })
+
+  it('NotHandled in a row counts incoming messages only; a handled one breaks the streak', () => {
+    expect(run([incoming('a', NH), incoming('b', 'greeting'), incoming('c', NH)])).toMatchObject({
+      state: 'idle',
+      streak: 1,
+    })
+    expect(
+      run([incoming('a', NH), { kind: 'activity', ts: 2 }, incoming('c', NH, 3)]), // a bot reply in between (no signal) or activity
+    ).toMatchObject({ state: 'waiting', reason: 'not-handled', text: 'c', since: 3 })
+  })
+
+  it('a reply marked NotHandled counts its incoming message after all', () => {
+    const row = run([incoming('a', NH), incoming('b'), { kind: 'not-handled-reply', ts: 5 }])
+    expect(row).toMatchObject({ state: 'waiting', reason: 'not-handled', text: 'b', since: 5 })
+    // Only once per incoming message.
+    expect(
+      run([incoming('b'), { kind: 'not-handled-reply', ts: 5 }, { kind: 'not-handled-reply', ts: 6 }]),
+    ).toMatchObject({ state: 'idle', streak: 1 })
+  })
+
+  it('notHandledStreak 0 never queues on NotHandled; a per-bot rule overrides field by field', () => {
+    const config = resolveHandoff({ notHandledStreak: 0, keywords: ['help'] }, { keywords: ['operator'] })
+    expect(config).toEqual({ ...DEFAULT_HANDOFF, notHandledStreak: 0, keywords: ['operator'] })
+    expect(run([incoming('x', NH), incoming('y', NH), incoming('z', NH)], config)).toMatchObject({ state: 'idle' })
+    expect(run([incoming('get me an operator')], config)).toMatchObject({ state: 'waiting' })
+  })
+
+  it('negative feedback queues it, with the last message as its text; a queued conversation stays as it was', () => {
+    const row = run([incoming('where is it'), { kind: 'feedback', userId: 'u1', text: null, ts: 9 }])
+    expect(row).toMatchObject({ state: 'waiting', reason: 'feedback', text: 'where is it', since: 9 })
+    expect(run([incoming('human'), incoming('agent', null, 7)])).toMatchObject({ text: 'human', since: 1 })
+  })
+
+  it('bad options are refused, naming the field', () => {
+    expect(() => validateHandoffOptions({ intents: 'human' }, 'handoff')).toThrow(/handoff\.intents must be an array/)
+    expect(() => validateHandoffOptions({ autoResumeMinutes: -1 }, 'bots[0].handoff')).toThrow(
+      /bots\[0\]\.handoff\.autoResumeMinutes must be a number ≥ 0/,
+    )
+    expect(() => validateHandoffOptions({ streak: 2 }, 'handoff')).toThrow(/handoff\.streak is not a handoff option/)
+    expect(validateHandoffOptions({ autoResumeMinutes: 0.5 }, 'handoff')).toEqual({ autoResumeMinutes: 0.5 })
+  })
+})
+
+describe('the feedback event through a real collector', () => {
+  let collector: Collector
+  beforeAll(async () => {
+    collector = await startCollector({
+      port: 0,
+      bots: [{ name: 'shop', apiKey: 'shop-key', handoff: { keywords: [] } }],
+    })
+  })
+  afterAll(async () => {
+    await collector.close()
+  })
+
+  it('feedback with a negative score queues the conversation; a positive one does not', async () => {
+    const tracker = createTracker({ apiKey: 'shop-key', baseUrl: collector.url })
+    try {
+      tracker.universal.logIncoming({ userId: 'pat', text: 'that was useless' }, { intent: { name: 'chitchat' } })
+      tracker.logEvent({ type: 'customEvent', name: 'feedback', userId: 'kim', extraInfo: { score: 1 } })
+      tracker.logEvent({ type: 'customEvent', name: 'feedback', userId: 'pat', extraInfo: { score: -1 } })
+      await tracker.flush()
+    } finally {
+      await tracker.close()
+    }
+    const entries = await vi.waitFor(
+      async () => {
+        const body = (await (await fetch(`${collector.url}/api/handoffs?bot=shop`)).json()) as {
+          handoffs: Array<Record<string, unknown>>
+        }
+        if (body.handoffs.length === 0) throw new Error('not queued yet')
+        return body.handoffs
+      },
+      { timeout: 15_000, interval: 20 },
+    )
+    expect(entries).toEqual([
+      expect.objectContaining({ thread: 'pat', reason: 'feedback', text: 'that was useless', state: 'waiting' }),
+    ])
+  })
+})
