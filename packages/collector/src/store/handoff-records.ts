@@ -76,6 +76,17 @@ export interface HandoffFilter {
   limit?: number
 }
 
+/** What the auto-resume check asks the store for (see {@link HandoffStore.takeIdlePaused}). */
+export interface IdleQuery {
+  bot: string
+  /** Conversations with no activity since before this (epoch ms). */
+  idleBefore: number
+  /** Written as the pause's new time (epoch ms). */
+  now: number
+  /** At most this many. */
+  limit: number
+}
+
 /** A conversation the auto-resume check took: it is no longer paused nor queued. */
 export interface ResumedConversation {
   bot: string
@@ -108,7 +119,7 @@ export interface HandoffStore {
    * conversations with no activity since `idleBefore` (the row's `activeAt`, else the pause's
    * time), and returns them. Each conversation is returned to one caller only, whichever instance.
    */
-  takeIdlePaused(opts: { bot: string; idleBefore: number; now: number; limit: number }): Promise<ResumedConversation[]>
+  takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]>
   /** Appends a note. */
   addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote>
   /** A conversation's notes, oldest first. */

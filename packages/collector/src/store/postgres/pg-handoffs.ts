@@ -4,6 +4,7 @@ import {
   type HandoffFilter,
   type HandoffNote,
   type HandoffRow,
+  type IdleQuery,
   queueChanged,
   type ResumedConversation,
   sameRow,
@@ -115,12 +116,7 @@ export class PgHandoffs {
     return rows.flatMap((r) => toHandoffEntry(toHandoffRow(r), r.paused === true) ?? [])
   }
 
-  async takeIdlePaused(opts: {
-    bot: string
-    idleBefore: number
-    now: number
-    limit: number
-  }): Promise<ResumedConversation[]> {
+  async takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
     return this.deps.transaction(async (sql) => {
       // Rows another instance holds are skipped (it has them); the UPDATE re-checks `paused` on
       // the row version it locked, so a conversation resumed meanwhile is not taken twice.

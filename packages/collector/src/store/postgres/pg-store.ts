@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type { HandoffEntry, HandoffFilter, HandoffNote, HandoffRow, ResumedConversation } from '../handoff-records'
+import type {
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  IdleQuery,
+  ResumedConversation,
+} from '../handoff-records'
 import type {
   AddResult,
   AuditEntry,
@@ -850,12 +857,7 @@ export class PgRecordStore implements RecordStore {
     return this.desk.list(filter)
   }
 
-  takeIdlePaused(opts: {
-    bot: string
-    idleBefore: number
-    now: number
-    limit: number
-  }): Promise<ResumedConversation[]> {
+  takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
     return this.desk.takeIdlePaused(opts)
   }
 

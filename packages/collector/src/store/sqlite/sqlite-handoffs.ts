@@ -4,6 +4,7 @@ import {
   type HandoffFilter,
   type HandoffNote,
   type HandoffRow,
+  type IdleQuery,
   type ResumedConversation,
   sameRow,
 } from '../handoff-records'
@@ -105,7 +106,7 @@ export class SqliteHandoffs {
     return rows.flatMap((r) => toHandoffEntry(toHandoffRow(r), r.paused === 1) ?? [])
   }
 
-  takeIdlePaused(opts: { bot: string; idleBefore: number; now: number; limit: number }): ResumedConversation[] {
+  takeIdlePaused(opts: IdleQuery): ResumedConversation[] {
     return this.db.transaction(() => {
       const rows = this.stmt(
         `SELECT p.thread, h.user_id, h.assignee FROM pauses p

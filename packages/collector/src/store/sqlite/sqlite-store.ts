@@ -1,6 +1,13 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type { HandoffEntry, HandoffFilter, HandoffNote, HandoffRow, ResumedConversation } from '../handoff-records'
+import type {
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  IdleQuery,
+  ResumedConversation,
+} from '../handoff-records'
 import type {
   AddResult,
   AuditEntry,
@@ -566,12 +573,7 @@ export class SqliteRecordStore implements RecordStore {
     return this.desk.list(filter)
   }
 
-  async takeIdlePaused(opts: {
-    bot: string
-    idleBefore: number
-    now: number
-    limit: number
-  }): Promise<ResumedConversation[]> {
+  async takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
     return this.desk.takeIdlePaused(opts)
   }
 
