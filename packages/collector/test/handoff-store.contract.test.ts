@@ -44,6 +44,37 @@ for (const backend of backends()) {
       expect(after).toEqual(before)
     })
 
+    it('updateHandoffs: one batch applies its changes in order; overlapping batches in opposite orders all land', async () => {
+      const s = await store()
+      const bump = (thread: string) => ({
+        bot: 'shop',
+        thread,
+        change: (row: HandoffRow | undefined) => {
+          const base = row ?? freshRow('shop', thread, thread, 1)
+          return { ...base, streak: base.streak + 1 }
+        },
+      })
+      const results = await s.updateHandoffs([
+        bump('a'),
+        bump('b'),
+        bump('a'),
+        { ...bump('c'), change: () => undefined },
+      ])
+      expect(results.map((r) => [r.before?.streak, r.after?.streak])).toEqual([
+        [undefined, 1],
+        [undefined, 1],
+        [1, 2],
+        [undefined, undefined],
+      ])
+      const threads = Array.from({ length: 30 }, (_, i) => `t${i}`)
+      await Promise.all(
+        Array.from({ length: 6 }, (_, i) => s.updateHandoffs((i % 2 ? [...threads].reverse() : threads).map(bump))),
+      )
+      const after = await s.updateHandoffs(threads.map((thread) => ({ bot: 'shop', thread, change: () => undefined })))
+      expect(after.map((r) => r.before?.streak)).toEqual(threads.map(() => 6))
+      expect(await s.updateHandoffs([])).toEqual([])
+    })
+
     it('handoffs: waiting oldest first, then assigned; filters by state, bot scope, thread, assignee', async () => {
       const s = await store()
       await s.updateHandoff('shop', 'late', () => waiting(freshRow('shop', 'late', 'u-late', 1), 300, 'b'))

@@ -25,6 +25,16 @@ import {
 import type { LiveFeed } from './live-feed'
 import type { Takeover } from './takeover'
 
+/** Signals written per transaction. */
+const BATCH = 1000
+/** Signals held while the store is behind; beyond, the oldest are dropped (logged). */
+const MAX_PENDING = 100_000
+
+/** True when the rules can put a conversation in the queue or resume one. */
+function watching(c: HandoffConfig): boolean {
+  return c.intents.length > 0 || c.keywords.length > 0 || c.notHandledStreak > 0 || c.autoResumeMinutes > 0
+}
+
 /** Who acts on the queue. */
 export interface Actor {
   name: string
@@ -34,7 +44,7 @@ export interface Actor {
 /**
  * The handoff queue: conversations that need a person. Ingest hands it every stored message
  * ({@link HandoffQueue.observe}, returns at once); the desk keeps each conversation's row in the
- * store (one locked read-modify-write per message, in arrival order per conversation), puts it
+ * store (locked read-modify-writes, group-committed, in arrival order per conversation), puts it
  * in the queue when the user asks for a person, stays NotHandled `notHandledStreak` times in a
  * row or leaves negative feedback, and tells the dashboards (`handoff` events) and the alerts.
  * Operators claim (the bot is paused), release (resumed) and write notes.
@@ -42,7 +52,9 @@ export interface Actor {
  * @example queue.observe(stored.messages); await queue.claim('shop', 'ada', { name: 'bo', role: 'operator' })
  */
 export class HandoffQueue {
-  private readonly chains = new Map<string, Promise<void>>()
+  private pending: Array<{ bot: string; thread: string; signal: HandoffSignal }> = []
+  private flushing: Promise<void> | undefined
+  private scheduled = false
 
   constructor(
     private readonly deps: {
@@ -68,6 +80,8 @@ export class HandoffQueue {
    */
   observe(messages: readonly StoredMessage[]): void {
     for (const m of messages) {
+      // A bot with nothing to watch (no triggers, no auto-resume) costs nothing.
+      if (!watching(this.config(m.bot))) continue
       let signal: HandoffSignal | undefined
       try {
         signal = signalOf(m)
@@ -85,24 +99,53 @@ export class HandoffQueue {
 
   /** Resolves when every change handed to the desk so far is written (shutdown, tests). */
   async settled(): Promise<void> {
-    while (this.chains.size > 0) await Promise.all([...this.chains.values()])
+    while (this.pending.length > 0 || this.flushing || this.scheduled)
+      await (this.flushing ?? new Promise((r) => setImmediate(r)))
   }
 
+  /**
+   * Group commit: signals arriving while a batch is being written wait for the next one, so a
+   * busy collector writes the desk's rows in a few transactions, not one per message; one batch
+   * at a time keeps each conversation's signals in arrival order.
+   */
   private signal(bot: string, thread: string, signal: HandoffSignal): void {
-    const key = `${bot}\u0000${thread}`
-    const job = (this.chains.get(key) ?? Promise.resolve())
-      .then(async () => {
-        const config = this.config(bot)
-        const { before, after } = await this.deps.store.updateHandoff(bot, thread, (row) =>
-          applySignal(row, signal, config, { bot, thread }),
-        )
-        this.changed(before, after, false)
+    if (this.pending.length >= MAX_PENDING) {
+      // The database is far behind: the oldest signals go (counted in the log), memory stays bounded.
+      const dropped = this.pending.splice(0, this.pending.length - MAX_PENDING + 1).length
+      this.deps.log.warn({ dropped }, 'handoff queue: the store is far behind; oldest signals dropped')
+    }
+    this.pending.push({ bot, thread, signal })
+    this.schedule()
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined
+        if (this.pending.length > 0) this.schedule()
       })
-      .catch((e) => this.deps.log.error({ err: e, bot }, 'handoff queue update failed'))
-    this.chains.set(key, job)
-    void job.finally(() => {
-      if (this.chains.get(key) === job) this.chains.delete(key)
     })
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0, BATCH)
+    const changes = batch.map(({ bot, thread, signal }) => {
+      const config = this.config(bot)
+      return {
+        bot,
+        thread,
+        change: (row: HandoffRow | undefined) => applySignal(row, signal, config, { bot, thread }),
+      }
+    })
+    try {
+      const results = await this.deps.store.updateHandoffs(changes)
+      for (const { before, after } of results) this.changed(before, after, false)
+    } catch (e) {
+      this.deps.log.error({ err: e, signals: batch.length }, 'handoff queue update failed')
+    }
   }
 
   /** Tells the dashboards (and, for a conversation that just started waiting, the alerts). */

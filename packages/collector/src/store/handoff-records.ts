@@ -33,6 +33,14 @@ export interface HandoffRow {
   activeAt: number
 }
 
+/** One change of {@link HandoffStore.updateHandoffs}. */
+export interface HandoffChange {
+  bot: string
+  thread: string
+  /** Synchronous and pure, like `updateHandoff`'s. */
+  change: (current: HandoffRow | undefined) => HandoffRow | undefined
+}
+
 /** A queue entry as `GET /api/handoffs` lists it. */
 export interface HandoffEntry {
   bot: string
@@ -112,6 +120,14 @@ export interface HandoffStore {
     thread: string,
     change: (current: HandoffRow | undefined) => HandoffRow | undefined,
   ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>
+  /**
+   * {@link HandoffStore.updateHandoff} for many changes in ONE transaction (the desk's group
+   * commit), applied in order (several changes of one conversation each see the one before);
+   * returns each change's before and after, in order.
+   */
+  updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>>
   /** Queue entries: waiting ones oldest first, then assigned ones oldest first. */
   handoffs(filter: HandoffFilter): Promise<HandoffEntry[]>
   /**

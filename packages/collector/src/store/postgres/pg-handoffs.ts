@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import {
+  type HandoffChange,
   type HandoffEntry,
   type HandoffFilter,
   type HandoffNote,
@@ -51,51 +52,86 @@ export function handoffNotice(bot: string, thread: string, entry: HandoffEntry |
 export class PgHandoffs {
   constructor(private readonly deps: PgHandoffDeps) {}
 
+  /**
+   * Changes in order, in one transaction: the conversations' advisory locks taken in one sorted
+   * pass (two batches never wait on each other in a circle), their rows read in one statement,
+   * the changes folded in memory, the changed rows written in one statement.
+   */
   async update(
-    bot: string,
-    thread: string,
-    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
-  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    if (changes.length === 0) return []
+    const keyOf = (bot: string, thread: string) => `${bot}\u0000${thread}`
+    const keys = new Map<string, { bot: string; thread: string }>()
+    for (const c of changes) keys.set(keyOf(c.bot, c.thread), { bot: c.bot, thread: clean(c.thread) as string })
+    const sorted = [...keys.values()].sort((a, b) =>
+      a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : a.thread < b.thread ? -1 : a.thread > b.thread ? 1 : 0,
+    )
+    const bots = sorted.map((k) => k.bot)
+    const threads = sorted.map((k) => k.thread)
     return this.deps.transaction(async (sql) => {
-      await sql.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [bot, clean(thread)])
-      const found = await sql.query<HandoffSqlRow & { paused: boolean | null }>(
-        `SELECT h.*, p.paused FROM convotrack_handoffs h
-         LEFT JOIN convotrack_pauses p ON p.bot = h.bot AND p.thread = h.thread
-         WHERE h.bot = $1 AND h.thread = $2`,
-        [bot, clean(thread)],
-      )
-      const first = found.rows[0]
-      const before = first && toHandoffRow(first)
-      const next = change(before)
-      if (!next || sameRow(before, next)) return { before, after: before }
-      const after = { ...next, bot, thread }
-      const values = handoffValues({
-        ...after,
-        thread: clean(thread) as string,
-        userId: clean(after.userId) as string,
-        text: clean(after.text),
-        lastText: clean(after.lastText),
-      })
       await sql.query(
-        `INSERT INTO convotrack_handoffs (${HANDOFF_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-         ON CONFLICT (bot, thread) DO UPDATE SET user_id = excluded.user_id, state = excluded.state,
-           reason = excluded.reason, since = excluded.since, text = excluded.text, assignee = excluded.assignee,
-           streak = excluded.streak, held_streak = excluded.held_streak, last_text = excluded.last_text,
-           active_at = excluded.active_at`,
-        values,
+        'SELECT pg_advisory_xact_lock(hashtext(b), hashtext(t)) FROM unnest($1::text[], $2::text[]) AS x(b, t)',
+        [bots, threads],
       )
-      if (queueChanged(before, after)) {
-        let paused = first?.paused
-        if (!first) {
+      const found = await sql.query<HandoffSqlRow & { paused: boolean | null }>(
+        `SELECT h.*, p.paused FROM unnest($1::text[], $2::text[]) AS x(b, t)
+         JOIN convotrack_handoffs h ON h.bot = x.b AND h.thread = x.t
+         LEFT JOIN convotrack_pauses p ON p.bot = h.bot AND p.thread = h.thread`,
+        [bots, threads],
+      )
+      const current = new Map<string, HandoffRow>()
+      const paused = new Map<string, boolean>()
+      for (const r of found.rows) {
+        current.set(keyOf(r.bot, r.thread), toHandoffRow(r))
+        paused.set(keyOf(r.bot, r.thread), r.paused === true)
+      }
+      const first = new Map(current)
+      const results = changes.map(({ bot, thread, change }) => {
+        const key = keyOf(bot, clean(thread) as string)
+        const before = current.get(key)
+        const next = change(before)
+        if (!next || sameRow(before, next)) return { before, after: before }
+        const after = { ...next, bot, thread }
+        current.set(key, after)
+        return { before, after }
+      })
+      const written = [...current.entries()].filter(([key, row]) => !sameRow(first.get(key), row))
+      if (written.length > 0) {
+        const rows = written.map(([, r]) =>
+          handoffValues({
+            ...r,
+            thread: clean(r.thread) as string,
+            userId: clean(r.userId) as string,
+            text: clean(r.text),
+            lastText: clean(r.lastText),
+          }),
+        )
+        const column = (i: number) => rows.map((v) => v[i])
+        await sql.query(
+          `INSERT INTO convotrack_handoffs (${HANDOFF_COLUMNS})
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                                $8::text[], $9::int[], $10::int[], $11::text[], $12::bigint[])
+           ON CONFLICT (bot, thread) DO UPDATE SET user_id = excluded.user_id, state = excluded.state,
+             reason = excluded.reason, since = excluded.since, text = excluded.text, assignee = excluded.assignee,
+             streak = excluded.streak, held_streak = excluded.held_streak, last_text = excluded.last_text,
+             active_at = excluded.active_at`,
+          Array.from({ length: 12 }, (_, i) => column(i)),
+        )
+      }
+      for (const [key, row] of written) {
+        if (!queueChanged(first.get(key), row)) continue
+        let isPaused = paused.get(key)
+        if (isPaused === undefined) {
           const p = await sql.query<{ paused: boolean }>(
             'SELECT paused FROM convotrack_pauses WHERE bot = $1 AND thread = $2',
-            [bot, clean(thread)],
+            [row.bot, clean(row.thread)],
           )
-          paused = p.rows[0]?.paused
+          isPaused = p.rows[0]?.paused === true
         }
-        await this.deps.notify(sql, handoffNotice(bot, thread, toHandoffEntry(after, paused === true)))
+        await this.deps.notify(sql, handoffNotice(row.bot, row.thread, toHandoffEntry(row, isPaused)))
       }
-      return { before, after }
+      return results
     })
   }
 

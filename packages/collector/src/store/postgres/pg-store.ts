@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type {
+  HandoffChange,
   HandoffEntry,
   HandoffFilter,
   HandoffNote,
@@ -850,7 +851,15 @@ export class PgRecordStore implements RecordStore {
     thread: string,
     change: (current: HandoffRow | undefined) => HandoffRow | undefined,
   ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
-    return this.desk.update(bot, thread, change)
+    return this.desk
+      .update([{ bot, thread, change }])
+      .then((r) => r[0] as { before: HandoffRow | undefined; after: HandoffRow | undefined })
+  }
+
+  updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    return this.desk.update(changes)
   }
 
   handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import {
+  type HandoffChange,
   type HandoffEntry,
   type HandoffFilter,
   type HandoffNote,
@@ -73,20 +74,20 @@ export class SqliteHandoffs {
     return r && toHandoffRow(r)
   }
 
-  update(
-    bot: string,
-    thread: string,
-    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
-  ): { before: HandoffRow | undefined; after: HandoffRow | undefined } {
-    return this.db.transaction(() => {
-      const before = this.row(bot, thread)
-      const next = change(before)
-      if (!next || sameRow(before, next)) return { before, after: before }
-      this.stmt(`INSERT OR REPLACE INTO handoffs (${HANDOFF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        ...handoffValues({ ...next, bot, thread }),
-      )
-      return { before, after: { ...next, bot, thread } }
-    })()
+  /** Changes in order, in one transaction (the lock, on SQLite). */
+  update(changes: readonly HandoffChange[]): Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.db.transaction(() =>
+      changes.map(({ bot, thread, change }) => {
+        const before = this.row(bot, thread)
+        const next = change(before)
+        if (!next || sameRow(before, next)) return { before, after: before }
+        const after = { ...next, bot, thread }
+        this.stmt(
+          `INSERT OR REPLACE INTO handoffs (${HANDOFF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(...handoffValues(after))
+        return { before, after }
+      }),
+    )()
   }
 
   list(filter: HandoffFilter): HandoffEntry[] {

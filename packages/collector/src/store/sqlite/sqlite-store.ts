@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type {
+  HandoffChange,
   HandoffEntry,
   HandoffFilter,
   HandoffNote,
@@ -566,7 +567,16 @@ export class SqliteRecordStore implements RecordStore {
     thread: string,
     change: (current: HandoffRow | undefined) => HandoffRow | undefined,
   ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
-    return this.desk.update(bot, thread, change)
+    return this.desk.update([{ bot, thread, change }])[0] as {
+      before: HandoffRow | undefined
+      after: HandoffRow | undefined
+    }
+  }
+
+  async updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    return this.desk.update(changes)
   }
 
   async handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {
