@@ -16,7 +16,9 @@ Usage: convotrack-collector [options]
   --db <file|:memory:|url>   SQLite file, or postgres://user:pass@host:5432/db for PostgreSQL
                              (default $DATABASE_URL when set, else ./convotrack.db)
   --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...],
-                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n } }
+                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n },
+                             "handoff": { "intents", "keywords", "notHandledStreak", "autoResumeMinutes" },
+                             "alerts": [{ "url", "events": ["handoff.waiting"], "secret"? }], "publicUrl": "https://…" }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
   --no-demo-bot              don't register the demo bot (apiKey demo-key)

@@ -3,7 +3,10 @@
  * NotHandled streaks counted over incoming messages, negative feedback), then the feedback event
  * through a real collector and a real core tracker.
  */
-import { type Collector, startCollector } from '@convotrack/collector'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Collector, loadConfigFile, startCollector } from '@convotrack/collector'
 import { createTracker } from '@convotrack/core'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
@@ -135,5 +138,41 @@ describe('the feedback event through a real collector', () => {
     expect(entries).toEqual([
       expect.objectContaining({ thread: 'pat', reason: 'feedback', text: 'that was useless', state: 'waiting' }),
     ])
+  })
+})
+
+describe('the config file', () => {
+  const write = (config: unknown) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ct-handoff-config-')), 'config.json')
+    writeFileSync(file, JSON.stringify(config))
+    return file
+  }
+
+  it('reads handoff (collector and per bot), alerts (env: secrets) and publicUrl', () => {
+    const file = write({
+      handoff: { autoResumeMinutes: 10 },
+      bots: [{ name: 'shop', apiKey: 'k', handoff: { intents: ['TalkToAgentIntent'] } }],
+      alerts: [{ url: 'env:SLACK_URL', events: ['handoff.waiting'], secret: 'env:ALERT_SECRET' }],
+      publicUrl: 'https://convotrack.example.com',
+    })
+    const options = loadConfigFile(file, { SLACK_URL: 'https://hooks.example.com/x', ALERT_SECRET: 'whsec_abc' })
+    expect(options.handoff).toEqual({ autoResumeMinutes: 10 })
+    expect(options.bots?.[0]?.handoff).toEqual({ intents: ['TalkToAgentIntent'] })
+    expect(options.alerts).toEqual([
+      { url: 'https://hooks.example.com/x', events: ['handoff.waiting'], secret: 'whsec_abc' },
+    ])
+    expect(options.publicUrl).toBe('https://convotrack.example.com')
+  })
+
+  it('a bad value names the file and the field', () => {
+    expect(() => loadConfigFile(write({ bots: [{ name: 's', apiKey: 'k', handoff: { keywords: [''] } }] }))).toThrow(
+      /bots\[0\]\.handoff\.keywords must be an array of non-empty strings/,
+    )
+    expect(() => loadConfigFile(write({ alerts: [{ url: 'nope', events: ['handoff.waiting'] }] }))).toThrow(
+      /alerts\[0\]\.url must be an http\(s\) URL/,
+    )
+    expect(() => loadConfigFile(write({ alerts: [{ url: 'env:MISSING', events: ['handoff.waiting'] }] }), {})).toThrow(
+      /environment variable MISSING is not set/,
+    )
   })
 })
