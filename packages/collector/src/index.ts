@@ -50,6 +50,7 @@ export type {
   WebhookRetryOptions,
 } from './options'
 export type {
+  HandoffChange,
   HandoffEntry,
   HandoffFilter,
   HandoffNote,
