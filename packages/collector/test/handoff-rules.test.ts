@@ -115,12 +115,13 @@ describe('the feedback event through a real collector', () => {
     await collector.close()
   })
 
-  it('feedback with a negative score queues the conversation; a positive one does not', async () => {
+  it('tracker.feedback() with a negative score queues the conversation (its comment as the text); a positive one does not', async () => {
     const tracker = createTracker({ apiKey: 'shop-key', baseUrl: collector.url })
     try {
       tracker.universal.logIncoming({ userId: 'pat', text: 'that was useless' }, { intent: { name: 'chitchat' } })
-      tracker.logEvent({ type: 'customEvent', name: 'feedback', userId: 'kim', extraInfo: { score: 1 } })
-      tracker.logEvent({ type: 'customEvent', name: 'feedback', userId: 'pat', extraInfo: { score: -1 } })
+      tracker.feedback({ userId: 'kim', score: 1 })
+      tracker.feedback({ userId: 'pat', score: -1 })
+      tracker.feedback({ userId: 'lee', score: -0.5, comment: 'wrong answer twice' })
       await tracker.flush()
     } finally {
       await tracker.close()
@@ -135,9 +136,23 @@ describe('the feedback event through a real collector', () => {
       },
       { timeout: 15_000, interval: 20 },
     )
-    expect(entries).toEqual([
-      expect.objectContaining({ thread: 'pat', reason: 'feedback', text: 'that was useless', state: 'waiting' }),
-    ])
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ thread: 'pat', reason: 'feedback', text: 'that was useless', state: 'waiting' }),
+      ]),
+    )
+    const all = await vi.waitFor(
+      async () => {
+        const body = (await (await fetch(`${collector.url}/api/handoffs?bot=shop`)).json()) as {
+          handoffs: Array<Record<string, unknown>>
+        }
+        if (body.handoffs.length < 2) throw new Error('not both queued yet')
+        return body.handoffs
+      },
+      { timeout: 15_000, interval: 20 },
+    )
+    expect(all.map((e) => e.thread).sort()).toEqual(['lee', 'pat'])
+    expect(all.find((e) => e.thread === 'lee')).toMatchObject({ reason: 'feedback', text: 'wrong answer twice' })
   })
 })
 
