@@ -67,15 +67,25 @@ for (const backend of backends()) {
       return row
     }
     const entryOf = async (thread: string) => (await queue('bot=shop&state=all')).find((e) => e.thread === thread)
+    /** Waits until the conversation is in the queue; resolves to its entry. */
+    const queued = (thread: string) =>
+      vi.waitFor(async () => {
+        const e = await entryOf(thread)
+        if (!e) throw new Error(`${thread} not queued yet`)
+        return e
+      }, WAIT)
+    /** Waits until the desk has seen `text` as the conversation's latest incoming message; resolves to the row. */
+    const seen = (thread: string, text: string) =>
+      vi.waitFor(async () => {
+        const r = await rowOf(thread)
+        if (r?.lastText !== text) throw new Error(`${text} not seen yet`)
+        return r
+      }, WAIT)
 
     it('"talk to a human" puts the conversation in the queue, with the message that did', async () => {
       expect(await bot.say('ada', 'hello')).toEqual(['Hello! Ask me about your order.'])
       await bot.say('ada', 'Can I talk to a human please?')
-      const entry = await vi.waitFor(async () => {
-        const e = await entryOf('ada')
-        if (!e) throw new Error('not queued yet')
-        return e
-      }, WAIT)
+      const entry = await queued('ada')
       expect(entry).toMatchObject({
         bot: 'shop',
         thread: 'ada',
@@ -93,19 +103,11 @@ for (const backend of backends()) {
       await bot.say('bo', 'blorp')
       await bot.say('bo', 'where is my order') // handled: the streak starts again
       await bot.say('bo', 'flibber')
-      const row = await vi.waitFor(async () => {
-        const r = await rowOf('bo')
-        if (r?.lastText !== 'flibber') throw new Error('not seen yet')
-        return r
-      }, WAIT)
+      const row = await seen('bo', 'flibber')
       expect(row).toMatchObject({ state: 'idle', streak: 1 })
       expect(await entryOf('bo')).toBeUndefined()
       await bot.say('bo', 'zonk') // the bot's replies in between do not break the streak
-      const entry = await vi.waitFor(async () => {
-        const e = await entryOf('bo')
-        if (!e) throw new Error('not queued yet')
-        return e
-      }, WAIT)
+      const entry = await queued('bo')
       expect(entry).toMatchObject({ state: 'waiting', reason: 'not-handled', text: 'zonk' })
     })
 
@@ -203,11 +205,7 @@ for (const backend of backends()) {
     it('a user message restarts the idle time', async () => {
       await post('/api/handoffs/claim', { bot: 'shop', thread: 'dee' })
       await bot.say('dee', 'still there?')
-      const row = await vi.waitFor(async () => {
-        const r = await rowOf('dee')
-        if (r?.lastText !== 'still there?') throw new Error('not seen yet')
-        return r
-      }, WAIT)
+      const row = await seen('dee', 'still there?')
       const [message] = (await get('/api/transcript?bot=shop&thread=dee')).body.messages.filter(
         (m: { text: string }) => m.text === 'still there?',
       )
@@ -218,9 +216,7 @@ for (const backend of backends()) {
 
     it('release unassigns, takes it off the queue and resumes the bot', async () => {
       await bot.say('eve', 'I want a real person')
-      await vi.waitFor(async () => {
-        if (!(await entryOf('eve'))) throw new Error('not queued yet')
-      }, WAIT)
+      await queued('eve')
       await post('/api/handoffs/claim', { bot: 'shop', thread: 'eve' })
       expect(await bot.tracker.isPaused('eve')).toBe(true)
       const res = await post('/api/handoffs/release', { bot: 'shop', thread: 'eve' })
@@ -235,9 +231,7 @@ for (const backend of backends()) {
 
     it('erasure removes the user’s notes and queue entry', async () => {
       await bot.say('fay', 'talk to someone')
-      await vi.waitFor(async () => {
-        if (!(await entryOf('fay'))) throw new Error('not queued yet')
-      }, WAIT)
+      await queued('fay')
       await post('/api/notes', { bot: 'shop', thread: 'fay', text: 'call back at 5' })
       const res = await fetch(`${collector.url}/api/users/fay?bot=shop`, { method: 'DELETE' })
       expect(res.status).toBe(200)
