@@ -254,7 +254,8 @@ export class HandoffQueue {
   async beforeOperatorMessage(bot: string, thread: string, actor: Actor): Promise<boolean> {
     const config = this.registered(bot)
     let paused = await this.deps.store.paused(bot, thread)
-    if (!paused && config.pauseWebhookUrl) {
+    // No message route: the send will be refused (409), so nothing is paused for it.
+    if (!paused && config.pauseWebhookUrl && config.operatorMessageUrl) {
       await this.deps.takeover.setPaused(bot, thread, true)
       paused = true
       await this.deps.store
