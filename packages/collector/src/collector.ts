@@ -11,9 +11,14 @@ import { accessControl, validateAuth } from './access/auth'
 import { type BotInfo, BotRegistry, DEMO_BOT } from './access/bot-registry'
 import { RequestError } from './errors'
 import { dashboardApi } from './http/dashboard-api'
+import { handoffApi } from './http/handoff-api'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './http/messenger-webhook'
 import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './http/track-batch-route'
 import { trackRoute } from './http/track-route'
+import { HandoffAlerts, validateAlerts } from './live/alerts'
+import { AutoResume } from './live/auto-resume'
+import { HandoffQueue } from './live/handoff-queue'
+import { validateHandoffOptions } from './live/handoff-rules'
 import { LiveFeed } from './live/live-feed'
 import { Takeover } from './live/takeover'
 import { operationsRoutes } from './ops/health'
@@ -21,6 +26,7 @@ import { lifecycleApi, startRetention } from './ops/lifecycle'
 import { createLogger, requestLogger } from './ops/logging'
 import { CollectorMetrics, instrumentStore } from './ops/metrics'
 import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+import type { ResumedConversation } from './store/handoff-records'
 import { openStore } from './store/open-store'
 import type { RecordStore } from './store/store'
 import { StoreUnavailableError } from './store/store-unavailable'
@@ -48,6 +54,11 @@ export interface Collector {
   sweepRetention(): Promise<number>
   /** The Prometheus registry behind `GET /metrics`. */
   readonly metrics: CollectorMetrics
+  /**
+   * Runs the auto-resume check now (it also runs every `handoffCheckMs`) as of `now` (epoch ms,
+   * default the clock's): resolves to the conversations this call resumed.
+   */
+  resumeIdle(now?: number): Promise<ResumedConversation[]>
   /** Stops listening, ends live streams and closes the store it opened. */
   close(): Promise<void>
 }
@@ -129,14 +140,48 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     maxRecords: positiveInt(options.maxBatchRecords, 'maxBatchRecords') ?? DEFAULT_BATCH_LIMITS.maxRecords,
     maxBytes: positiveInt(options.maxBatchBytes, 'maxBatchBytes') ?? DEFAULT_BATCH_LIMITS.maxBytes,
   }
+  const handoffOptions = validateHandoffOptions(options.handoff, 'handoff')
+  for (const [i, b] of (options.bots ?? []).entries()) validateHandoffOptions(b?.handoff, `bots[${i}].handoff`)
+  const alertTargets = validateAlerts(options.alerts)
+  const handoffCheckMs = options.handoffCheckMs ?? 5_000
+  if (!(typeof handoffCheckMs === 'number' && handoffCheckMs > 0))
+    throw new TypeError('handoffCheckMs must be a positive number')
+  if (options.publicUrl !== undefined && !/^https?:\/\//.test(options.publicUrl))
+    throw new TypeError('publicUrl must be an http(s) URL')
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
   const ownStore = !options.store
   const feed = new LiveFeed()
   const metrics = new CollectorMetrics(() => feed.size)
   const store: RecordStore = instrumentStore(options.store ?? (await openStore(options.db, options.postgres)), metrics)
-  const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
   let url = ''
+  let queue: HandoffQueue | undefined
+  const takeover = new Takeover({
+    bots,
+    store,
+    feed,
+    retry: options.webhookRetry,
+    onPause: (state) => queue?.onPause(state),
+  })
+  const alerts = new HandoffAlerts({
+    alerts: alertTargets,
+    retry: options.alertRetry,
+    metrics,
+    log,
+    baseUrl: () => options.publicUrl ?? url,
+  })
+  queue = new HandoffQueue({ bots, store, feed, takeover, options: handoffOptions, alerts, metrics, log })
+  const handoffs = queue
+  const autoResume = new AutoResume({
+    store,
+    feed,
+    takeover,
+    bots,
+    config: (bot) => handoffs.config(bot),
+    metrics,
+    log,
+  })
+  const onStored = (messages: Parameters<HandoffQueue['observe']>[0]) => handoffs.observe(messages)
 
   const pages = new Map<string, MessengerPageConfig>()
   const botForPage = (page: MessengerPageConfig) => page.bot ?? `messenger-${page.pageId}`
@@ -180,11 +225,12 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   app.use(metrics.middleware())
   app.use(access.gate)
   app.use(operationsRoutes({ store, metrics }))
-  app.use(trackBatchRoute({ bots, store, feed, maxBodyBytes, limits }))
-  app.use(trackRoute({ bots, store, feed, maxBodyBytes, advertise: batchAdvertisement(limits) }))
-  app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed }))
+  app.use(trackBatchRoute({ bots, store, feed, onStored, maxBodyBytes, limits }))
+  app.use(trackRoute({ bots, store, feed, onStored, maxBodyBytes, advertise: batchAdvertisement(limits) }))
+  app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed, onStored }))
   app.use(access.routes)
   app.use('/api', lifecycleApi({ store, feed, bots }))
+  app.use('/api', handoffApi({ queue: handoffs }))
   app.use(
     '/api',
     dashboardApi({
@@ -192,6 +238,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
       store,
       feed,
       takeover,
+      handoffs,
       messenger: {
         list: () => [...pages.values()].map((p) => ({ pageId: p.pageId, bot: botForPage(p) })),
         connect: async (page) => {
@@ -248,6 +295,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     intervalMs: options.retentionSweepMs ?? 3_600_000,
     log,
   })
+  autoResume.start(handoffCheckMs)
   let closing: Promise<void> | undefined
 
   return {
@@ -257,21 +305,25 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     store,
     bots: () => bots.list(),
     addBot: (bot) => {
+      validateHandoffOptions(bot?.handoff, `bot "${bot?.name}".handoff`)
       bots.add(bot)
     },
     connectMessengerPage: (page) => connect(page, true),
     routes: () => listRoutes(app),
     sweepRetention: () => retention.sweep(),
     metrics,
+    resumeIdle: (now) => autoResume.check(now),
     close: () => {
       closing ??= (async () => {
         await retention.stop()
+        await autoResume.stop()
         unsubscribe?.()
         feed.close()
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeAllConnections()
         })
+        await handoffs.settled()
         if (ownStore) await store.close()
       })()
       return closing

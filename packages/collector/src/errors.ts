@@ -20,6 +20,7 @@ export type CollectorErrorCode =
   | 'not_found'
   | 'no_webhook'
   | 'webhook_failed'
+  | 'already_claimed'
   | 'invalid_request'
   | 'unauthorized'
   | 'invalid_credentials'

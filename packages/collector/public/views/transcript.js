@@ -4,6 +4,7 @@ import { getJson, postJson, q } from '../lib/api.js'
 import { $, copyButton, h } from '../lib/dom.js'
 import { describe, intentTag, operatorMark, platformBadge, safeUrl, time } from '../lib/format.js'
 import { conversationName, state, userOf } from '../lib/state.js'
+import { renderHandoffPanel } from './handoff-panel.js'
 
 /** Messages per page; older pages load when the list is scrolled to its top. */
 export const PAGE = 200
@@ -286,6 +287,7 @@ export async function openTranscript(bot, thread) {
         h('div', { class: 'alert', id: 'takeover-alert', 'data-testid': 'takeover-alert' }),
       ),
     ),
+    h('div', { class: 'handoff-panel', id: 'handoff-panel', 'data-testid': 'handoff-panel' }),
     bubbles,
     h('div', {}, composer, sendNote),
   )
@@ -293,6 +295,9 @@ export async function openTranscript(bot, thread) {
   renderTakeover()
   bubbles.scrollTop = bubbles.scrollHeight
   highlightOpen()
+  renderHandoffPanel().catch((e) => {
+    $('#takeover-alert').textContent = e.message
+  })
 }
 
 /** A live message of the open transcript. */

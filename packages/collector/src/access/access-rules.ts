@@ -95,6 +95,40 @@ export const ROUTE_RULES: readonly RouteRule[] = [
       detail: { text: str(body(req).text), ...(typeof result.sentAt === 'number' ? { sentAt: result.sentAt } : {}) },
     }),
   },
+  { method: 'GET', path: '/api/handoffs', access: 'viewer', bot: 'query' },
+  {
+    method: 'POST',
+    path: '/api/handoffs/claim',
+    access: 'operator',
+    bot: 'body',
+    audit: (req) => ({ action: 'handoff.claim', bot: str(body(req).bot), target: str(body(req).thread), detail: null }),
+  },
+  {
+    method: 'POST',
+    path: '/api/handoffs/release',
+    access: 'operator',
+    bot: 'body',
+    audit: (req, result) => ({
+      action: 'handoff.release',
+      bot: str(body(req).bot),
+      target: str(body(req).thread),
+      detail: typeof result.released === 'string' ? { assignee: result.released } : null,
+    }),
+  },
+  { method: 'GET', path: '/api/notes', access: 'viewer', bot: 'query' },
+  {
+    method: 'POST',
+    path: '/api/notes',
+    access: 'operator',
+    bot: 'body',
+    // The note's text stays in the notes table (erasure removes it there), not in the audit log.
+    audit: (req, result) => ({
+      action: 'note.add',
+      bot: str(body(req).bot),
+      target: str(body(req).thread),
+      detail: typeof result.id === 'number' ? { note: result.id } : null,
+    }),
+  },
   { method: 'GET', path: '/api/messenger-pages', access: 'admin' },
   {
     method: 'POST',

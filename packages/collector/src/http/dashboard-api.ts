@@ -2,6 +2,7 @@ import express, { type Request, type Response, type Router } from 'express'
 import { inScope, principalOf, scopeOf } from '../access/auth'
 import type { BotRegistry } from '../access/bot-registry'
 import { RequestError } from '../errors'
+import type { HandoffQueue } from '../live/handoff-queue'
 import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
@@ -64,6 +65,8 @@ export function dashboardApi(deps: {
   store: RecordStore
   feed: LiveFeed
   takeover: Takeover
+  /** The handoff queue: an operator message pauses the conversation first. */
+  handoffs?: HandoffQueue
   messenger: {
     list(): Array<{ pageId: string; bot: string }>
     connect(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
@@ -189,6 +192,9 @@ export function dashboardApi(deps: {
     const bot = requiredString(body.bot, 'bot')
     const thread = requiredString(body.thread, 'thread')
     const text = requiredString(body.text, 'text')
+    // A person is writing: the bot must not answer over them (paused first, via the pause webhook).
+    const { name, role } = principalOf(res)
+    const paused = deps.handoffs ? await deps.handoffs.beforeOperatorMessage(bot, thread, { name, role }) : undefined
     const sent = { bot, thread, text, sentAt: Date.now() }
     // Remembered before the call: the bot tracks its copy while this request is still open.
     operator.sent(sent)
@@ -200,7 +206,7 @@ export function dashboardApi(deps: {
       throw e
     }
     deps.feed.publish('operator', sent, bot)
-    res.json({ ...result, sentAt: sent.sentAt })
+    res.json({ ...result, sentAt: sent.sentAt, ...(paused === undefined ? {} : { paused }) })
   })
 
   api.get('/messenger-pages', (_req, res) => {

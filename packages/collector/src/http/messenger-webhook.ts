@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import express, { type Request, type Response, type Router } from 'express'
 import { RequestError } from '../errors'
-import { ingest } from '../ingest/ingest'
+import { ingest, type StoredHook } from '../ingest/ingest'
 import { validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
 import type { MessengerPageConfig } from '../options'
@@ -39,6 +39,8 @@ export function messengerWebhook(deps: {
   botFor: (page: MessengerPageConfig) => string
   store: RecordStore
   feed: LiveFeed
+  /** Told of what each record stored (the handoff queue); never awaited. */
+  onStored?: StoredHook
 }): Router {
   const router = express.Router()
 
@@ -106,14 +108,19 @@ export function messengerWebhook(deps: {
           const record = { object: 'page', entry: [{ ...entry, messaging: group }] }
           // Same shape as an SDK-posted messenger incoming record.
           validateRecord('facebook', 'incoming', record)
-          await ingest(deps.store, deps.feed, {
-            bot: deps.botFor(page),
-            platform: 'facebook',
-            type,
-            v: '11.1.0-rest',
-            raw: JSON.stringify(record),
-            body: record,
-          })
+          await ingest(
+            deps.store,
+            deps.feed,
+            {
+              bot: deps.botFor(page),
+              platform: 'facebook',
+              type,
+              v: '11.1.0-rest',
+              raw: JSON.stringify(record),
+              body: record,
+            },
+            deps.onStored,
+          )
           stored++
         }
       }

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
 import type { BotRegistry } from '../access/bot-registry'
 import { type CollectorErrorCode, RequestError } from '../errors'
-import { type AcceptedRecord, ingestMany } from '../ingest/ingest'
+import { type AcceptedRecord, ingestMany, type StoredHook } from '../ingest/ingest'
 import { pacer } from '../ingest/take-turns'
 import { parseTrackQuery, validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
@@ -74,6 +74,8 @@ export function trackBatchRoute(deps: {
   bots: BotRegistry
   store: RecordStore
   feed: LiveFeed
+  /** Told of what each record stored (the handoff queue); never awaited. */
+  onStored?: StoredHook
   /** A record's body is held to the `/track` limit. */
   maxBodyBytes: number
   limits: BatchLimits
@@ -184,7 +186,10 @@ export function trackBatchRoute(deps: {
 
       let stored: Awaited<ReturnType<typeof ingestMany>>
       try {
-        stored = await ingestMany(deps.store, deps.feed, accepted, (i) => `batch record ${acceptedIndex[i]}`)
+        stored = await ingestMany(deps.store, deps.feed, accepted, {
+          where: (i) => `batch record ${acceptedIndex[i]}`,
+          onStored: deps.onStored,
+        })
       } catch (e) {
         answerStoreFailure(
           res,

@@ -117,6 +117,21 @@ function publishLater(feed: LiveFeed, messages: StoredMessage[]): void {
 }
 
 /**
+ * Told of the messages each record stored (the handoff queue). Must return at once and never
+ * throw: it runs on the ingest path, after the store answered.
+ */
+export type StoredHook = (messages: readonly StoredMessage[]) => void
+
+function tell(hook: StoredHook | undefined, messages: readonly StoredMessage[]): void {
+  if (!hook || messages.length === 0) return
+  try {
+    hook(messages)
+  } catch {
+    // A hook's failure is the hook's: the record is stored and acknowledged regardless.
+  }
+}
+
+/**
  * Stores a validated record with its normalized messages and puts them on the firehose.
  * Shared by `POST /track` and the Messenger webhook. A repeated idempotency key stores nothing
  * and publishes nothing: `duplicate: true` with the stored id; the same key with a different
@@ -129,6 +144,7 @@ export async function ingest(
   store: RecordStore,
   feed: LiveFeed,
   record: AcceptedRecord,
+  onStored?: StoredHook,
 ): Promise<{ id: number; duplicate: boolean }> {
   let prepared: Prepared
   try {
@@ -147,6 +163,7 @@ export async function ingest(
   const checked = checkRepeat(stored, prepared.record, 'idempotency-key')
   if (checked instanceof RequestError) throw checked
   publishLater(feed, stored.messages)
+  tell(onStored, stored.messages)
   return { id: stored.id, duplicate: stored.duplicate }
 }
 
@@ -166,8 +183,9 @@ export async function ingestMany(
   store: RecordStore,
   feed: LiveFeed,
   records: readonly AcceptedRecord[],
-  where: (i: number) => string = (i) => `record ${i}`,
+  options: { where?: (i: number) => string; onStored?: StoredHook | undefined } = {},
 ): Promise<Array<AddResult | RequestError>> {
+  const where = options.where ?? ((i: number) => `record ${i}`)
   const receivedAt = Date.now()
   const results: Array<AddResult | RequestError> = new Array(records.length)
   const ready: Array<{ index: number; item: Prepared }> = []
@@ -201,5 +219,6 @@ export async function ingestMany(
     feed,
     results.flatMap((r) => (r instanceof RequestError ? [] : r.messages)),
   )
+  for (const r of results) if (!(r instanceof RequestError)) tell(options.onStored, r.messages)
   return results
 }

@@ -61,6 +61,9 @@ export function lifecycleApi(deps: { store: RecordStore; feed: LiveFeed; bots: B
         } catch {}
         yield `${JSON.stringify({ id: r.id, bot: r.bot, platform: r.platform, type: r.type, v: r.v, receivedAt: r.receivedAt, raw })}\n`
       }
+      // Operators' notes about the user's conversations: one line each, `type: 'note'`.
+      for (const n of await store.userNotes(bot, user))
+        yield `${JSON.stringify({ type: 'note', id: n.id, bot: n.bot, thread: n.thread, author: n.author, text: n.text, ts: n.ts })}\n`
     }
     // pipeline: the store is read only as fast as the client takes the lines (bounded memory).
     await pipeline(Readable.from(lines(), { highWaterMark: 16 }), res).catch((e) => {

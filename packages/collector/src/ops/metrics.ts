@@ -17,6 +17,9 @@ export class CollectorMetrics {
   readonly storeErrors: Counter<'method'>
   readonly webhookCalls: Counter<'kind' | 'outcome'>
   readonly httpRequests: Counter<'method' | 'status'>
+  readonly alerts: Counter<'event' | 'outcome'>
+  readonly handoffs: Counter<'reason'>
+  readonly autoResumes: Counter<'outcome'>
 
   constructor(openStreams: () => number) {
     const registers = [this.registry]
@@ -61,6 +64,24 @@ export class CollectorMetrics {
       name: 'convotrack_http_requests_total',
       help: 'HTTP requests answered, by method and status.',
       labelNames: ['method', 'status'],
+      registers,
+    })
+    this.alerts = new Counter({
+      name: 'convotrack_alerts_total',
+      help: 'Alerts delivered (after retries), by event and outcome (ok, failed).',
+      labelNames: ['event', 'outcome'],
+      registers,
+    })
+    this.handoffs = new Counter({
+      name: 'convotrack_handoffs_queued_total',
+      help: 'Conversations that entered the handoff queue, by reason (asked, not-handled, feedback).',
+      labelNames: ['reason'],
+      registers,
+    })
+    this.autoResumes = new Counter({
+      name: 'convotrack_auto_resumes_total',
+      help: 'Paused conversations resumed after the idle time, by outcome (ok, failed: the pause webhook refused).',
+      labelNames: ['outcome'],
       registers,
     })
     new Gauge({

@@ -1,5 +1,6 @@
 import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
 import type { NormalizedMessage } from '../ingest/normalize'
+import type { HandoffEntry, HandoffNote, HandoffStore } from './handoff-records'
 
 /** A record as accepted by `POST /track` (or the Messenger webhook). */
 export interface IncomingRecord {
@@ -188,6 +189,10 @@ export type StoreChange =
   | { kind: 'erase'; bot: string; userId: string; threads: string[] }
   /** Retention deleted these bots' records received before `before` (epoch ms). */
   | { kind: 'expire'; bots: string[]; before: number }
+  /** A conversation entered or left the handoff queue, or changed hands (`entry` undefined: it left). */
+  | { kind: 'handoff'; bot: string; thread: string; entry: HandoffEntry | undefined }
+  /** An operator added a note to a conversation. */
+  | { kind: 'note'; note: HandoffNote }
 
 /**
  * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a
@@ -195,7 +200,7 @@ export type StoreChange =
  *
  * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
  */
-export interface RecordStore {
+export interface RecordStore extends HandoffStore {
   /**
    * Stores a record and its messages atomically; returns the stored messages (with ids). Honours
    * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true`, no messages and

@@ -2,6 +2,7 @@ import type { ClientBase } from 'pg'
 import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
+import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -153,6 +154,7 @@ CREATE TABLE convotrack_idempotency_tombstones (
 );
 `,
   },
+  HANDOFF_MIGRATION,
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

@@ -17,6 +17,15 @@ import {
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
 import type {
+  HandoffChange,
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  IdleQuery,
+  ResumedConversation,
+} from '../handoff-records'
+import type {
   AddResult,
   AuditEntry,
   ConversationSummary,
@@ -44,6 +53,7 @@ import {
   toMessengerPage,
 } from '../store-rows'
 import { StoreUnavailableError } from '../store-unavailable'
+import { handoffChangeOf, PgHandoffs } from './pg-handoffs'
 import { migrate } from './pg-migrations'
 import { textArray } from './pg-text-array'
 
@@ -208,6 +218,12 @@ export class PgRecordStore implements RecordStore {
   private listening: Promise<void> | undefined
 
   private heartbeatTimer: NodeJS.Timeout | undefined
+  /** The handoff desk's tables (pg-handoffs.ts). */
+  private readonly desk = new PgHandoffs({
+    query: (sql, params) => this.query(sql, params),
+    transaction: (fn) => this.transaction(fn),
+    notify: (sql, payload) => this.notify(sql, payload),
+  })
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -643,6 +659,7 @@ export class PgRecordStore implements RecordStore {
         bot,
         about,
       ])
+      await this.desk.erase(client, bot, userId, threads)
       const result = { removed: gone.records.length, messages: gone.messages, threads }
       // A user id too long for a notification's payload goes by its threads only.
       await this.notify(client, {
@@ -765,6 +782,44 @@ export class PgRecordStore implements RecordStore {
 
   async ping(): Promise<void> {
     await this.query('SELECT 1')
+  }
+
+  // ------------------------------------------------------------------ the handoff desk (pg-handoffs.ts)
+
+  updateHandoff(
+    bot: string,
+    thread: string,
+    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
+  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.desk
+      .update([{ bot, thread, change }])
+      .then((r) => r[0] as { before: HandoffRow | undefined; after: HandoffRow | undefined })
+  }
+
+  updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    return this.desk.update(changes)
+  }
+
+  handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {
+    return this.desk.list(filter)
+  }
+
+  takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
+    return this.desk.takeIdlePaused(opts)
+  }
+
+  addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote> {
+    return this.desk.addNote(note)
+  }
+
+  notes(bot: string, thread: string): Promise<HandoffNote[]> {
+    return this.desk.notes(bot, thread)
+  }
+
+  userNotes(bot: string, userId: string): Promise<HandoffNote[]> {
+    return this.desk.userNotes(bot, userId)
   }
 
   // ------------------------------------------------------------------ other instances
@@ -924,6 +979,9 @@ export class PgRecordStore implements RecordStore {
       threads?: string[]
       bots?: string[]
       before?: number
+      thread?: unknown
+      e?: unknown
+      n?: unknown
     }
     try {
       n = JSON.parse(payload)
@@ -931,6 +989,8 @@ export class PgRecordStore implements RecordStore {
       return
     }
     if (n.o === this.origin) return
+    const desk = handoffChangeOf(n)
+    if (desk) return this.emit(desk)
     if (n.k === 'p' && n.s) this.emit({ kind: 'pause', state: n.s })
     else if (n.k === 'mp') this.emit({ kind: 'messenger-pages' })
     else if (n.k === 'e' && typeof n.bot === 'string' && typeof n.userId === 'string')

@@ -16,6 +16,15 @@ import {
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
 import type {
+  HandoffChange,
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  IdleQuery,
+  ResumedConversation,
+} from '../handoff-records'
+import type {
   AddResult,
   AuditEntry,
   ConversationSummary,
@@ -43,6 +52,7 @@ import {
   toMessengerPage,
 } from '../store-rows'
 import { TOMBSTONE_DOOMED } from './sqlite-fingerprints'
+import { SqliteHandoffs } from './sqlite-handoffs'
 import { migrateSqlite } from './sqlite-migrations'
 
 interface PendingAdd {
@@ -84,6 +94,7 @@ export class SqliteRecordStore implements RecordStore {
     batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
   ) => AddResult[]
   private pending: PendingAdd[] = []
+  private readonly desk: SqliteHandoffs
 
   /** @param file SQLite file path, or `:memory:`. */
   constructor(file = ':memory:') {
@@ -92,6 +103,7 @@ export class SqliteRecordStore implements RecordStore {
     if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
     migrateSqlite(this.db, kept, (q) => this.run(q))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
+    this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = kept(
       this.db.prepare(
@@ -363,6 +375,7 @@ export class SqliteRecordStore implements RecordStore {
         bot,
         json,
       )
+      this.desk.erase(bot, userId, json)
       return { removed: gone.records, messages: gone.messages, threads }
     })()
   }
@@ -439,6 +452,44 @@ export class SqliteRecordStore implements RecordStore {
 
   async ping(): Promise<void> {
     this.stmt('SELECT 1').get()
+  }
+
+  // The handoff desk (sqlite-handoffs.ts).
+  async updateHandoff(
+    bot: string,
+    thread: string,
+    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
+  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.desk.update([{ bot, thread, change }])[0] as {
+      before: HandoffRow | undefined
+      after: HandoffRow | undefined
+    }
+  }
+
+  async updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    return this.desk.update(changes)
+  }
+
+  async handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {
+    return this.desk.list(filter)
+  }
+
+  async takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
+    return this.desk.takeIdlePaused(opts)
+  }
+
+  async addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote> {
+    return this.desk.addNote(note)
+  }
+
+  async notes(bot: string, thread: string): Promise<HandoffNote[]> {
+    return this.desk.notes(bot, thread)
+  }
+
+  async userNotes(bot: string, userId: string): Promise<HandoffNote[]> {
+    return this.desk.userNotes(bot, userId)
   }
 
   async close(): Promise<void> {
