@@ -38,6 +38,8 @@ export {
   DEFAULT_BASE_URL,
   type EventOptions,
   type FlushResult,
+  type HookedRecord,
+  type RecordHook,
   type RecordInfo,
   type SerializedRecord,
   type Tracker,

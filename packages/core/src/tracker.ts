@@ -22,6 +22,7 @@ import {
   DEFAULT_BASE_URL,
   type EventOptions,
   type FlushResult,
+  type RecordHook,
   type RecordInfo,
   type SerializedRecord,
   type Tracker,
@@ -57,6 +58,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly logger: Pick<Console, 'log' | 'warn'>
   private readonly warnings: WarnLimiter
   private sink: ((record: SerializedRecord) => void) | undefined
+  /** addRecordHook(): copied on change, so a hook removed while hooks run doesn't skip another. */
+  private hooks: readonly RecordHook[] = []
   private isClosed = false
   /** After close()'s flush: records are dropped (`closed`), not sent. */
   private refusing = false
@@ -315,6 +318,37 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.sink = sink
   }
 
+  addRecordHook(hook: RecordHook): () => void {
+    if (typeof hook !== 'function') throw new ConfigError('addRecordHook needs a function (record) => body | undefined')
+    this.hooks = [...this.hooks, hook]
+    return () => {
+      this.hooks = this.hooks.filter((h) => h !== hook)
+    }
+  }
+
+  /** The hooks' say on one record: each sees the body the previous one returned; a throwing hook is reported and skipped. */
+  private hooked(platform: Platform, type: RecordType, rec: WireRecord): WireRecord {
+    let body = rec.body
+    for (const hook of this.hooks) {
+      try {
+        const out = hook({ platform, type, userId: rec.userId, body, conversation: rec.conversation })
+        if (isObject(out)) body = out as JsonObject
+      } catch (error) {
+        this.reportError(
+          new ConvotrackError(
+            'record_hook',
+            `a record hook threw; the record goes out unchanged: ${(error as Error)?.message ?? error}`,
+            {
+              cause: error,
+            },
+          ),
+          { platform, type, userId: rec.userId },
+        )
+      }
+    }
+    return body === rec.body ? rec : { ...rec, body }
+  }
+
   trackSerialized(record: SerializedRecord): boolean {
     if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
     if (!this.sink && this.transport.full) return this.dropFull(record.platform, record.type, record.userId)
@@ -365,12 +399,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   /** One serialized record: the ignore list, the wire JSON, `redact`, then the queue. */
-  private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, rec: WireRecord): boolean {
+  private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, wire: WireRecord): boolean {
     const ignore = this.ignore
-    if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
+    if (ignore && wire.userId !== undefined && ignore(wire.userId, { platform, type, userId: wire.userId })) {
       this.ignored++
       return false
     }
+    const rec = this.hooks.length > 0 ? this.hooked(platform, type, wire) : wire
     {
       let body: string
       try {
