@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
 
-const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector']
+const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'otel', 'import', 'collector']
 // Tests import the packages by their public names; resolve those to source so a test run
 // needs no build step (test/consumer packs and installs the built output).
 const alias = Object.fromEntries(
