@@ -39,6 +39,9 @@ trap 'for p in "${prep_pid[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 step "lint + format (biome)"
 biome check .
 
+step "import cycles (collector)"
+node scripts/import-cycles.mjs packages/collector/src
+
 step "build (tsup: ESM + CJS + d.ts)"
 pnpm -r --filter "./packages/**" build
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { StoreChange } from './store'
+import type { StoreChange } from '../store/store'
 
 interface Client {
   res: ServerResponse

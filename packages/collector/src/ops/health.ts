@@ -1,6 +1,6 @@
 import express, { type Router } from 'express'
+import type { RecordStore } from '../store/store'
 import type { CollectorMetrics } from './metrics'
-import type { RecordStore } from './store'
 
 /**
  * `GET /healthz` (the process answers), `GET /readyz` (the store answers, 503 otherwise) and

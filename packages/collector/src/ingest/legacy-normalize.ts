@@ -1,6 +1,6 @@
 import type { RecordType } from '@convotrack/core'
 import type { RecordPlatform } from './legacy-records'
-import { arr, intentOf, message, type NormalizedMessage, obj } from './normalize'
+import { arr, intentOf, message, type NormalizedMessage, obj } from './message-fields'
 
 /**
  * Messages of the dashbot SDK's record shapes the spec does not describe: a Bot Framework

@@ -1,8 +1,8 @@
-import type { BotRegistry } from './bot-registry'
-import { RequestError } from './errors'
+import type { BotRegistry } from '../access/bot-registry'
+import { RequestError } from '../errors'
+import type { WebhookRetryOptions } from '../options'
+import type { PauseState, RecordStore } from '../store/store'
 import type { LiveFeed } from './live-feed'
-import type { WebhookRetryOptions } from './options'
-import type { PauseState, RecordStore } from './store'
 import { postWebhook } from './webhook-client'
 
 /**

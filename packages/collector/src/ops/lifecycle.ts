@@ -2,11 +2,11 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import express, { type Request, type Router } from 'express'
 import type { Logger } from 'pino'
-import { scopeOf } from './auth'
-import type { BotRegistry } from './bot-registry'
-import { RequestError } from './errors'
-import type { LiveFeed } from './live-feed'
-import type { RecordStore } from './store'
+import { scopeOf } from '../access/auth'
+import type { BotRegistry } from '../access/bot-registry'
+import { RequestError } from '../errors'
+import type { LiveFeed } from '../live/live-feed'
+import type { RecordStore } from '../store/store'
 
 const requiredQuery = (req: Request, name: string): string => {
   const v = req.query[name]

@@ -1,5 +1,5 @@
 import type { Response } from 'express'
-import { RequestError } from './errors'
+import { RequestError } from '../errors'
 
 /**
  * Answers a tracking request whose store call failed: logged (the error's message, never the

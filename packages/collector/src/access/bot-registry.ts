@@ -1,4 +1,4 @@
-import type { BotConfig } from './options'
+import type { BotConfig } from '../options'
 
 /** What the dashboard may know about a bot: never its key or secrets. */
 export interface BotInfo {

@@ -1,14 +1,14 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
+import type { BotRegistry } from '../access/bot-registry'
+import { type CollectorErrorCode, RequestError } from '../errors'
+import { type AcceptedRecord, ingestMany } from '../ingest/ingest'
+import { parseTrackQuery, validateRecord } from '../ingest/validate-record'
+import type { LiveFeed } from '../live/live-feed'
+import type { RecordStore } from '../store/store'
 import { batchBodySpans } from './batch-body-spans'
-import type { BotRegistry } from './bot-registry'
-import { type CollectorErrorCode, RequestError } from './errors'
 import { checkIdempotencyKey } from './idempotency-key'
-import { type AcceptedRecord, ingestMany } from './ingest'
-import type { LiveFeed } from './live-feed'
-import type { RecordStore } from './store'
 import { answerStoreFailure } from './store-failure'
 import { checkTrackHead, requireApiKey } from './track-head'
-import { parseTrackQuery, validateRecord } from './validate-record'
 
 /** The batch limits a collector enforces and advertises. */
 export interface BatchLimits {

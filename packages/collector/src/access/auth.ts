@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express'
 import type { Logger } from 'pino'
+import { RequestError } from '../errors'
+import type { LiveFeed } from '../live/live-feed'
+import type { AuthOptions, AuthToken, AuthUser, Role } from '../options'
+import type { RecordStore } from '../store/store'
 import { type AuditDraft, findRule, isRole, type RouteRule, roleAllows } from './access-rules'
-import { RequestError } from './errors'
-import type { LiveFeed } from './live-feed'
 import { LoginThrottle } from './login-throttle'
-import type { AuthOptions, AuthToken, AuthUser, Role } from './options'
 import { isPasswordHash, verifyPassword } from './password'
 import { SESSION_COOKIE, type SessionClaims, SessionSigner } from './sessions'
-import type { RecordStore } from './store'
 
 /** Who is making a request. */
 export interface Principal {

@@ -1,6 +1,5 @@
-import type { RecordPlatform, StoredRecordType } from './legacy-records'
-import type { NormalizedMessage } from './normalize'
-import type { MessengerPageConfig } from './options'
+import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
+import type { NormalizedMessage } from '../ingest/normalize'
 
 /** A record as accepted by `POST /track` (or the Messenger webhook). */
 export interface IncomingRecord {
@@ -231,4 +230,22 @@ export interface RecordStore {
    */
   subscribe?(listener: (change: StoreChange) => void): () => void
   close(): Promise<void>
+}
+
+/**
+ * What a Messenger page connection needs: what Facebook's OAuth flow would produce (spec:
+ * "What the service does", item 6). Messenger then posts the page's live traffic to
+ * `{collector.url}/messenger/webhook`.
+ *
+ * @example { pageId: '1234567890', appSecret: process.env.FB_APP_SECRET!, verifyToken: 'my-verify-token' }
+ */
+export interface MessengerPageConfig {
+  /** The Facebook page id (`entry[].id` of the webhook body). */
+  pageId: string
+  /** The app secret: `X-Hub-Signature-256` is an HMAC of the raw body with it. Never shown or logged. */
+  appSecret: string
+  /** The token you typed into the app's webhook settings; the subscription challenge must present it. */
+  verifyToken: string
+  /** Name of the bot the page's records belong to. Default `messenger-<pageId>` (registered on the fly). */
+  bot?: string
 }

@@ -3,8 +3,14 @@
  * a {@link StoredMessage}, the row shapes of the reports turned into the store's report types,
  * and the clamp on read limits. The SQL itself stays with each store.
  */
-import type { MessengerPageConfig } from './options'
-import type { ConversationSummary, EventsReport, Segment, StoredMessage, StoredRecord } from './store'
+import type {
+  ConversationSummary,
+  EventsReport,
+  MessengerPageConfig,
+  Segment,
+  StoredMessage,
+  StoredRecord,
+} from './store'
 
 /** A row of the messages table (both stores name the columns alike), with the event's raw record when it is one. */
 export interface MessageRow {

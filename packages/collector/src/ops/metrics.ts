@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { RecordStore } from './store'
+import type { RecordStore } from '../store/store'
 
 /**
  * The collector's Prometheus metrics (prom-client), on a registry of its own so two collectors

@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3'
-import type { NormalizedMessage } from './normalize'
-import type { MessengerPageConfig } from './options'
+import type { NormalizedMessage } from '../../ingest/normalize'
 import type {
   AddResult,
   AuditEntry,
@@ -9,6 +8,7 @@ import type {
   EventsReport,
   IncomingRecord,
   IntentLine,
+  MessengerPageConfig,
   NotHandledLine,
   PauseState,
   ReadFilter,
@@ -18,7 +18,7 @@ import type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
-} from './store'
+} from '../store'
 import {
   type ConversationRow,
   clampLimit,
@@ -30,7 +30,7 @@ import {
   toConversation,
   toMessage,
   toMessengerPage,
-} from './store-rows'
+} from '../store-rows'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (

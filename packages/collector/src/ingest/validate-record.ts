@@ -9,7 +9,8 @@ import {
   RECORD_TYPES,
   validateWireRecord,
 } from '@convotrack/core'
-import { RequestError } from './errors'
+import { RequestError } from '../errors'
+import { requireApiKey } from '../http/track-head'
 import {
   isLegacyPlatform,
   isLegacyType,
@@ -19,7 +20,6 @@ import {
   type StoredRecordType,
   validateLegacyRecord,
 } from './legacy-records'
-import { requireApiKey } from './track-head'
 
 export { valueAt } from '@convotrack/core'
 /** The query value lists are core's: one home for the spec's values. */

@@ -1,12 +1,12 @@
 import express, { type Request, type Response, type Router } from 'express'
-import { inScope, principalOf, scopeOf } from './auth'
-import type { BotRegistry } from './bot-registry'
-import { RequestError } from './errors'
-import type { LiveFeed } from './live-feed'
-import { OperatorLog } from './operator-log'
-import type { MessengerPageConfig } from './options'
-import type { ReadFilter, RecordStore } from './store'
-import type { Takeover } from './takeover'
+import { inScope, principalOf, scopeOf } from '../access/auth'
+import type { BotRegistry } from '../access/bot-registry'
+import { RequestError } from '../errors'
+import type { LiveFeed } from '../live/live-feed'
+import { OperatorLog } from '../live/operator-log'
+import type { Takeover } from '../live/takeover'
+import type { MessengerPageConfig } from '../options'
+import type { ReadFilter, RecordStore } from '../store/store'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
 const TRANSCRIPT_PAGE = 500

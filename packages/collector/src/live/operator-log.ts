@@ -1,4 +1,4 @@
-import type { RecordStore, StoredMessage } from './store'
+import type { RecordStore, StoredMessage } from '../store/store'
 
 /** An operator's message as the dashboard sent it to the bot. */
 export interface OperatorSend {

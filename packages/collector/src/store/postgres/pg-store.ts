@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import type { NormalizedMessage } from './normalize'
-import type { MessengerPageConfig } from './options'
-import { migrate } from './pg-migrations'
+import type { NormalizedMessage } from '../../ingest/normalize'
 import type {
   AddResult,
   AuditEntry,
@@ -11,6 +9,7 @@ import type {
   EventsReport,
   IncomingRecord,
   IntentLine,
+  MessengerPageConfig,
   NotHandledLine,
   PauseState,
   ReadFilter,
@@ -20,7 +19,7 @@ import type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
-} from './store'
+} from '../store'
 import {
   type ConversationRow,
   clampLimit,
@@ -32,8 +31,9 @@ import {
   toConversation,
   toMessage,
   toMessengerPage,
-} from './store-rows'
-import { StoreUnavailableError } from './store-unavailable'
+} from '../store-rows'
+import { StoreUnavailableError } from '../store-unavailable'
+import { migrate } from './pg-migrations'
 
 /** Options of {@link PgRecordStore.open}. */
 export interface PgStoreOptions {

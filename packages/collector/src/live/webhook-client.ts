@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { backoffDelay, DEFAULT_RETRY, isRetryableStatus, signPauseWebhook } from '@convotrack/core'
-import type { WebhookRetryOptions } from './options'
+import type { WebhookRetryOptions } from '../options'
 
 /** How a webhook call ended. */
 export interface WebhookResult {

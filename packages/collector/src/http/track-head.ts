@@ -1,6 +1,6 @@
-import type { BotRegistry } from './bot-registry'
-import { RequestError } from './errors'
-import type { BotConfig } from './options'
+import type { BotRegistry } from '../access/bot-registry'
+import { RequestError } from '../errors'
+import type { BotConfig } from '../options'
 
 /** `application/json`, with or without parameters, and `application/*+json`. */
 export function isJsonContentType(header: string | undefined): boolean {

@@ -1,8 +1,8 @@
+import type { LiveFeed } from '../live/live-feed'
+import type { AddResult, IncomingRecord, RecordStore } from '../store/store'
 import { blankRecordCredentials } from './blank-credentials'
 import type { RecordPlatform, StoredRecordType } from './legacy-records'
-import type { LiveFeed } from './live-feed'
 import { type NormalizedMessage, normalizeRecord } from './normalize'
-import type { AddResult, IncomingRecord, RecordStore } from './store'
 
 /** What an accepted record needs: already validated. */
 export interface AcceptedRecord {

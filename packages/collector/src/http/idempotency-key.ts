@@ -1,4 +1,4 @@
-import { RequestError } from './errors'
+import { RequestError } from '../errors'
 
 /** The protocol's idempotency key: 1–128 characters of `[A-Za-z0-9._:-]`. */
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/

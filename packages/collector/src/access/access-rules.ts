@@ -1,5 +1,5 @@
 import type { Request } from 'express'
-import type { Role } from './options'
+import type { Role } from '../options'
 
 /**
  * Who may call a route:

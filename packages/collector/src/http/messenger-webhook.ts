@@ -1,11 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import express, { type Request, type Response, type Router } from 'express'
-import { RequestError } from './errors'
-import { ingest } from './ingest'
-import type { LiveFeed } from './live-feed'
-import type { MessengerPageConfig } from './options'
-import type { RecordStore } from './store'
-import { validateRecord } from './validate-record'
+import { RequestError } from '../errors'
+import { ingest } from '../ingest/ingest'
+import { validateRecord } from '../ingest/validate-record'
+import type { LiveFeed } from '../live/live-feed'
+import type { MessengerPageConfig } from '../options'
+import type { RecordStore } from '../store/store'
 
 /** The collector's route Messenger posts to: `{collector.url}/messenger/webhook`. */
 export const MESSENGER_WEBHOOK_PATH = '/messenger/webhook'
