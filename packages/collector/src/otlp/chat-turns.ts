@@ -1,0 +1,179 @@
+import {
+  agentNameOf,
+  readSpan,
+  readToolSpan,
+  type SpanReading,
+  type ToolCall,
+  type TurnStyle,
+  turnIds,
+  type Usage,
+} from './attribute-styles'
+import type { OtlpSpan } from './trace-request'
+
+/** The instrumentation scope of `@convotrack/otel`: its records already reach the collector. */
+export const CONVOTRACK_OTEL_SCOPE = '@convotrack/otel'
+
+/** One chat turn: the user's message and the bot's answer, as a trace describes them. */
+export interface ChatTurn {
+  traceId: string
+  /** The span that heads the turn (the outermost span describing it). */
+  spanId: string
+  startTimeUnixNano: bigint
+  style: TurnStyle
+  /** Undefined when no span of the turn names one. */
+  conversationId: string | undefined
+  userId: string | undefined
+  /** The last user message of the input. */
+  input: string | undefined
+  /** The answer's text ('' when the turn ended in tool calls only). */
+  output: string | undefined
+  toolCalls: ToolCall[]
+  model: string | undefined
+  /** Counted once: the head's own totals, else the sum of its model calls. */
+  usage: Usage | undefined
+  agentName: string | undefined
+}
+
+/** The turns of an export, and how many of its spans describe none. */
+export interface ChatTurns {
+  turns: ChatTurn[]
+  /** Spans that are not part of a chat turn (HTTP, database, embeddings, our own…). */
+  ignored: number
+}
+
+const key = (traceId: string, spanId: string) => `${traceId}/${spanId}`
+
+/**
+ * Groups the spans of an export into chat turns. A turn is headed by the outermost span that
+ * describes it; spans describing it further down (an AI SDK step, a GenAI `chat` under
+ * `invoke_agent`) and its tool executions are folded into it, so one turn is one turn however
+ * many spans repeat its prompt. An AI SDK model call whose operation span is not in the same
+ * export is not a turn of its own: the operation span (which the SDK always ends last, with the
+ * whole prompt, answer and summed usage) is.
+ *
+ * @example chatTurns(decodeJsonTraces(body).spans).turns[0]?.input // 'hi'
+ */
+export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
+  const byId = new Map<string, OtlpSpan>()
+  for (const s of spans) byId.set(key(s.traceId, s.spanId), s)
+  const readings = new Map<OtlpSpan, SpanReading>()
+  const tools = new Map<OtlpSpan, ToolCall>()
+  for (const s of spans) {
+    if (s.scope === CONVOTRACK_OTEL_SCOPE) continue
+    const reading = readSpan(s)
+    if (reading) readings.set(s, reading)
+    else {
+      const tool = readToolSpan(s)
+      if (tool) tools.set(s, tool)
+    }
+  }
+
+  const ancestors = (s: OtlpSpan): OtlpSpan[] => {
+    const out: OtlpSpan[] = []
+    const seen = new Set<OtlpSpan>([s])
+    let p = s.parentSpanId ? byId.get(key(s.traceId, s.parentSpanId)) : undefined
+    while (p && !seen.has(p)) {
+      out.push(p)
+      seen.add(p)
+      p = p.parentSpanId ? byId.get(key(p.traceId, p.parentSpanId)) : undefined
+    }
+    return out
+  }
+  /** The outermost describing ancestor of a span, if any. */
+  const headAbove = (s: OtlpSpan): OtlpSpan | undefined => {
+    let head: OtlpSpan | undefined
+    for (const a of ancestors(s)) if (readings.has(a)) head = a
+    return head
+  }
+
+  const members = new Map<OtlpSpan, OtlpSpan[]>()
+  for (const s of readings.keys()) {
+    const head = headAbove(s)
+    if (head) members.get(head)?.push(s) ?? members.set(head, [s])
+    else if (!(readings.get(s)?.style === 'ai-sdk' && readings.get(s)?.level === 'model')) {
+      if (!members.has(s)) members.set(s, [])
+    }
+  }
+  const toolsOf = new Map<OtlpSpan, OtlpSpan[]>()
+  for (const t of tools.keys()) {
+    const head = headAbove(t)
+    if (head && members.has(head)) toolsOf.get(head)?.push(t) ?? toolsOf.set(head, [t])
+  }
+
+  const turns: ChatTurn[] = []
+  let used = 0
+  for (const [head, inner] of members) {
+    const turn = assemble(head, readings, inner, toolsOf.get(head) ?? [], ancestors(head), tools)
+    if (!turn) continue
+    turns.push(turn)
+    used += 1 + inner.length + (toolsOf.get(head)?.length ?? 0)
+  }
+  turns.sort((a, b) =>
+    a.startTimeUnixNano < b.startTimeUnixNano ? -1 : a.startTimeUnixNano > b.startTimeUnixNano ? 1 : 0,
+  )
+  return { turns, ignored: spans.length - used }
+}
+
+const byStart = (a: OtlpSpan, b: OtlpSpan) =>
+  a.startTimeUnixNano < b.startTimeUnixNano ? -1 : a.startTimeUnixNano > b.startTimeUnixNano ? 1 : 0
+
+function assemble(
+  head: OtlpSpan,
+  readings: Map<OtlpSpan, SpanReading>,
+  inner: OtlpSpan[],
+  toolSpans: OtlpSpan[],
+  above: OtlpSpan[],
+  tools: Map<OtlpSpan, ToolCall>,
+): ChatTurn | undefined {
+  const own = readings.get(head) as SpanReading
+  const steps = [...inner].sort(byStart).map((s) => readings.get(s) as SpanReading)
+  const input = own.input ?? steps.find((r) => r.input !== undefined)?.input
+  let output = own.output
+  if (!output) {
+    const answered = [...steps].reverse().find((r) => r.output)
+    output = answered?.output ?? output ?? (steps.some((r) => r.output !== undefined) ? '' : undefined)
+  }
+  // Tool calls: what the model asked for (head, then steps), results from the tool spans.
+  const calls: ToolCall[] = []
+  const add = (c: ToolCall) => {
+    const same = calls.find(
+      (k) => (c.id && k.id === c.id) || (!c.id && !k.id && k.name === c.name && k.arguments === c.arguments),
+    )
+    if (!same) calls.push({ ...c })
+    else
+      for (const f of ['arguments', 'result'] as const) if (same[f] === undefined && c[f] !== undefined) same[f] = c[f]
+  }
+  for (const r of [own, ...steps]) for (const c of r.toolCalls) add(c)
+  for (const t of [...toolSpans].sort(byStart)) add(tools.get(t) as ToolCall)
+  if (input === undefined && output === undefined && calls.length === 0) return undefined
+
+  let usage = own.usage
+  if (!usage) {
+    // Sum the model calls only: a step span may repeat its model call's numbers.
+    const counted = steps.filter((r) => r.usage && r.level === 'model')
+    if (counted.length > 0)
+      usage = counted.reduce<Usage>(
+        (sum, r) => ({
+          inputTokens: sum.inputTokens + (r.usage?.inputTokens ?? 0),
+          outputTokens: sum.outputTokens + (r.usage?.outputTokens ?? 0),
+        }),
+        { inputTokens: 0, outputTokens: 0 },
+      )
+  }
+  const all = [head, ...inner.sort(byStart), ...toolSpans, ...above]
+  const ids = turnIds(all)
+  return {
+    traceId: head.traceId,
+    spanId: head.spanId,
+    startTimeUnixNano: head.startTimeUnixNano,
+    style: own.style,
+    conversationId: ids.conversationId,
+    userId: ids.userId,
+    input,
+    output,
+    toolCalls: calls,
+    model: own.model ?? steps.find((r) => r.model)?.model,
+    usage,
+    agentName: all.map(agentNameOf).find((n) => n !== undefined),
+  }
+}
