@@ -34,6 +34,17 @@ export interface ChatTurn {
   agentName: string | undefined
 }
 
+/** The scope of AI SDK 7's `@ai-sdk/otel` (its default tracer). */
+const AI_SDK_7_SCOPE = 'gen_ai'
+
+/**
+ * A model call of the AI SDK (6's `ai.*.doGenerate`, or a span of 7's `gen_ai` scope) is never a
+ * turn of its own: the SDK always ends the operation span last, with the whole prompt, answer,
+ * tool calls and summed usage. Alone in an export (one span per request), it is left to that span.
+ */
+const leftToItsOperation = (span: OtlpSpan, r: SpanReading) =>
+  r.level === 'model' && (r.style === 'ai-sdk' || span.scope === AI_SDK_7_SCOPE)
+
 /** The turns of an export, and how many of its spans describe none. */
 export interface ChatTurns {
   turns: ChatTurn[]
@@ -48,8 +59,7 @@ const key = (traceId: string, spanId: string) => `${traceId}/${spanId}`
  * describes it; spans describing it further down (an AI SDK step, a GenAI `chat` under
  * `invoke_agent`) and its tool executions are folded into it, so one turn is one turn however
  * many spans repeat its prompt. An AI SDK model call whose operation span is not in the same
- * export is not a turn of its own: the operation span (which the SDK always ends last, with the
- * whole prompt, answer and summed usage) is.
+ * export is not a turn of its own (see `leftToItsOperation`).
  *
  * @example chatTurns(decodeJsonTraces(body).spans).turns[0]?.input // 'hi'
  */
@@ -90,9 +100,7 @@ export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
   for (const s of readings.keys()) {
     const head = headAbove(s)
     if (head) members.get(head)?.push(s) ?? members.set(head, [s])
-    else if (!(readings.get(s)?.style === 'ai-sdk' && readings.get(s)?.level === 'model')) {
-      if (!members.has(s)) members.set(s, [])
-    }
+    else if (!leftToItsOperation(s, readings.get(s) as SpanReading) && !members.has(s)) members.set(s, [])
   }
   const toolsOf = new Map<OtlpSpan, OtlpSpan[]>()
   for (const t of tools.keys()) {

@@ -32,7 +32,8 @@ function recordsOf(requests: readonly CapturedRequest[]): { records: TurnRecord[
     spans += decoded.spans.length
     const { turns, ignored: notTurns } = chatTurns(decoded.spans)
     ignored += notTurns
-    for (const t of turns) for (const rec of turnRecords(t)) if (!byKey.has(rec.idempotencyKey)) byKey.set(rec.idempotencyKey, rec)
+    for (const t of turns)
+      for (const rec of turnRecords(t)) if (!byKey.has(rec.idempotencyKey)) byKey.set(rec.idempotencyKey, rec)
   }
   return { records: [...byKey.values()], ignored, spans }
 }
@@ -148,20 +149,16 @@ describe('ids, nesting and spans that are not turns', () => {
     expect(once.every((r) => /^otlp:[0-9a-f]{32}:(in|out):[0-9a-f]{16}$/.test(r.idempotencyKey))).toBe(true)
   })
 
-  it('AI SDK 7 spans exported one by one (SimpleSpanProcessor order: children first) store each message once, usage once', async () => {
-    await withOtlpExport(server.url, 'json', () => chatAiSdk7('semconv', { conversationId: 'c', userId: 'u' }))
-    const spans = server.requests.flatMap((r) => decodeTraceBody(r.body, 'json').spans)
-    // Each span as its own request, in the order they ended.
-    const one = (s: OtlpSpan) => ({
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from(JSON.stringify(jsonRequestOf([s]))),
-    })
-    const sorted = [...spans].sort((a, b) => (a.endTimeUnixNano < b.endTimeUnixNano ? -1 : 1))
-    const { records } = recordsOf(sorted.map(one))
-    const texts = records.filter((r) => r.body.text !== '').map((r) => [r.type, r.body.text])
-    expect(texts).toEqual(CHAT.map(([d, t]) => [d, t]))
-    const tokens = records.reduce((n, r) => n + (r.body.platformJson.usage?.inputTokens ?? 0), 0)
-    expect(tokens).toBe(50)
+  it.each([
+    ['AI SDK 6', () => chatAiSdk6({ sessionId: 'c', userId: 'u' })],
+    ['AI SDK 7', () => chatAiSdk7('semconv', { conversationId: 'c', userId: 'u' })],
+  ])('%s spans exported one per request (SimpleSpanProcessor): each message once, usage once', async (_, chat) => {
+    await withOtlpExport(server.url, 'json', chat, { processor: 'simple' })
+    expect(server.requests.length).toBeGreaterThan(6)
+    const { records } = recordsOf(server.requests)
+    expect(records.map((r) => [r.type, r.body.text])).toEqual(CHAT.map(([d, t]) => [d, t]))
+    expect(records.reduce((n, r) => n + (r.body.platformJson.usage?.inputTokens ?? 0), 0)).toBe(50)
+    expect(records.reduce((n, r) => n + (r.body.platformJson.usage?.outputTokens ?? 0), 0)).toBe(20)
   })
 
   it('spans of @convotrack/otel are not read as turns (their records reach the collector through the tracker)', () => {
@@ -179,40 +176,3 @@ describe('ids, nesting and spans that are not turns', () => {
     expect(chatTurns([span])).toEqual({ turns: [], ignored: 1 })
   })
 })
-
-/** Spans back into an OTLP/JSON request (for re-sending decoded spans one by one). */
-function jsonRequestOf(spans: OtlpSpan[]) {
-  const value = (v: unknown): unknown =>
-    typeof v === 'string'
-      ? { stringValue: v }
-      : typeof v === 'boolean'
-        ? { boolValue: v }
-        : typeof v === 'number'
-          ? Number.isInteger(v)
-            ? { intValue: String(v) }
-            : { doubleValue: v }
-          : Array.isArray(v)
-            ? { arrayValue: { values: v.map(value) } }
-            : {}
-  return {
-    resourceSpans: spans.map((s) => ({
-      resource: { attributes: [] },
-      scopeSpans: [
-        {
-          scope: { name: s.scope },
-          spans: [
-            {
-              traceId: s.traceId,
-              spanId: s.spanId,
-              parentSpanId: s.parentSpanId,
-              name: s.name,
-              startTimeUnixNano: String(s.startTimeUnixNano),
-              endTimeUnixNano: String(s.endTimeUnixNano),
-              attributes: Object.entries(s.attributes).map(([key, v]) => ({ key, value: value(v) })),
-            },
-          ],
-        },
-      ],
-    })),
-  }
-}

@@ -8,11 +8,12 @@
  *   user "thanks" → "You're welcome!"
  * Each model call reports 10 × (step number) input tokens and 5 output tokens.
  */
+
+import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel'
 import * as ai6 from 'ai-v6'
 import { MockLanguageModelV3 } from 'ai-v6/test'
 import * as ai7 from 'ai-v7'
 import { MockLanguageModelV4 } from 'ai-v7/test'
-import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel'
 
 /** What the chat says, in order, for the assertions. */
 export const CHAT = [
@@ -103,10 +104,7 @@ export async function chatAiSdk6(ids: { sessionId?: string; userId?: string }) {
  * (the AI SDK 6 names). Ids: `enrichSpan` sets `gen_ai.conversation.id` / `user.id` for the
  * former; the latter reads them from the runtime context (`includeRuntimeContext`).
  */
-export async function chatAiSdk7(
-  flavour: 'semconv' | 'legacy',
-  ids: { conversationId?: string; userId?: string },
-) {
+export async function chatAiSdk7(flavour: 'semconv' | 'legacy', ids: { conversationId?: string; userId?: string }) {
   const integration =
     flavour === 'semconv'
       ? new OpenTelemetry({

@@ -1,6 +1,7 @@
 /**
  * OpenTelemetry's own SDK exporting a real app's spans over OTLP/HTTP: a `NodeTracerProvider`
- * (registered globally, as an app does) with a `BatchSpanProcessor` and the real
+ * (registered globally, as an app does) with a `BatchSpanProcessor` (or a `SimpleSpanProcessor`:
+ * one span per request, children first) and the real
  * `@opentelemetry/exporter-trace-otlp-proto` or `-http` (JSON) exporter, sending to `url`.
  * `captureServer()` is a plain HTTP server on 127.0.0.1 that keeps each request's raw body and
  * headers and answers 200 `{}` — for tests of the mapping without a collector.
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { context, propagation, trace } from '@opentelemetry/api'
 import { OTLPTraceExporter as HttpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 
 export type ExportEncoding = 'protobuf' | 'json'
@@ -20,7 +21,7 @@ export async function withOtlpExport(
   url: string,
   encoding: ExportEncoding,
   app: () => Promise<void>,
-  options: { headers?: Record<string, string>; compression?: 'gzip' | 'none' } = {},
+  options: { headers?: Record<string, string>; compression?: 'gzip' | 'none'; processor?: 'batch' | 'simple' } = {},
 ): Promise<void> {
   const exporterOptions = {
     url,
@@ -28,7 +29,11 @@ export async function withOtlpExport(
     compression: options.compression === 'gzip' ? ('gzip' as never) : ('none' as never),
   }
   const exporter = encoding === 'protobuf' ? new ProtoExporter(exporterOptions) : new HttpJsonExporter(exporterOptions)
-  const provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] })
+  const provider = new NodeTracerProvider({
+    spanProcessors: [
+      options.processor === 'simple' ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter),
+    ],
+  })
   provider.register()
   try {
     await app()
