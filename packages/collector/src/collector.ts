@@ -12,6 +12,7 @@ import { type BotInfo, BotRegistry, DEMO_BOT } from './access/bot-registry'
 import { RequestError } from './errors'
 import { dashboardApi } from './http/dashboard-api'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './http/messenger-webhook'
+import { DEFAULT_OTLP_MAX_BYTES, otlpTracesRoute } from './http/otlp-traces-route'
 import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './http/track-batch-route'
 import { trackRoute } from './http/track-route'
 import { LiveFeed } from './live/live-feed'
@@ -130,6 +131,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     maxRecords: positiveInt(options.maxBatchRecords, 'maxBatchRecords') ?? DEFAULT_BATCH_LIMITS.maxRecords,
     maxBytes: positiveInt(options.maxBatchBytes, 'maxBatchBytes') ?? DEFAULT_BATCH_LIMITS.maxBytes,
   }
+  const otlpMaxBytes = positiveInt(options.maxOtlpBytes, 'maxOtlpBytes') ?? DEFAULT_OTLP_MAX_BYTES
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
   const ownStore = !options.store
@@ -189,6 +191,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   app.use(operationsRoutes({ store, metrics }))
   app.use(trackBatchRoute({ bots, store, feed, maxBodyBytes, limits }))
   app.use(trackRoute({ bots, store, feed, maxBodyBytes, advertise: batchAdvertisement(limits) }))
+  app.use(otlpTracesRoute({ bots, store, feed, metrics, maxBytes: otlpMaxBytes, maxBodyBytes }))
   app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed }))
   app.use(access.routes)
   app.use('/api', lifecycleApi({ store, feed, bots }))

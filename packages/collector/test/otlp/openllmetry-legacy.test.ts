@@ -100,10 +100,10 @@ describe('OpenLLMetry legacy attributes (fixtures from its repository tests)', (
       { id: 'call_1', name: 'get_current_weather', arguments: '{"location":"Boston, MA"}' },
     ])
     // Each model call's tokens once: 82 + 120 in, 18 + 9 out.
-    const sum = records.reduce(
-      (s, r) => [
-        s[0] + (r.body.platformJson.usage?.inputTokens ?? 0),
-        s[1] + (r.body.platformJson.usage?.outputTokens ?? 0),
+    const sum = records.reduce<[number, number]>(
+      ([i, o], r) => [
+        i + (r.body.platformJson.usage?.inputTokens ?? 0),
+        o + (r.body.platformJson.usage?.outputTokens ?? 0),
       ],
       [0, 0],
     )
