@@ -11,6 +11,7 @@ import { accessControl, validateAuth } from './access/auth'
 import { type BotInfo, BotRegistry, DEMO_BOT } from './access/bot-registry'
 import { RequestError } from './errors'
 import { dashboardApi } from './http/dashboard-api'
+import { checkLlmOptions } from './http/llm-details'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './http/messenger-webhook'
 import { DEFAULT_OTLP_MAX_BYTES, otlpTracesRoute } from './http/otlp-traces-route'
 import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './http/track-batch-route'
@@ -131,6 +132,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     maxRecords: positiveInt(options.maxBatchRecords, 'maxBatchRecords') ?? DEFAULT_BATCH_LIMITS.maxRecords,
     maxBytes: positiveInt(options.maxBatchBytes, 'maxBatchBytes') ?? DEFAULT_BATCH_LIMITS.maxBytes,
   }
+  checkLlmOptions(options)
   const otlpMaxBytes = positiveInt(options.maxOtlpBytes, 'maxOtlpBytes') ?? DEFAULT_OTLP_MAX_BYTES
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
@@ -202,6 +204,8 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
       store,
       feed,
       takeover,
+      traceUrl: options.traceUrl,
+      llmPrices: options.llmPrices,
       messenger: {
         list: () => [...pages.values()].map((p) => ({ pageId: p.pageId, bot: botForPage(p) })),
         connect: async (page) => {

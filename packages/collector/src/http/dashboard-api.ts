@@ -5,8 +5,9 @@ import { RequestError } from '../errors'
 import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
-import type { MessengerPageConfig } from '../options'
+import type { LlmPrice, MessengerPageConfig } from '../options'
 import type { ReadFilter, RecordStore } from '../store/store'
+import { llmDetails } from './llm-details'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
 const TRANSCRIPT_PAGE = 500
@@ -51,6 +52,10 @@ export function dashboardApi(deps: {
     connect(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
   }
   webhookUrl: () => string
+  /** The trace link template (`traceUrl` option), sent with every transcript. */
+  traceUrl?: string | undefined
+  /** `llmPrices` option: cost next to tokens. */
+  llmPrices?: Record<string, LlmPrice> | undefined
 }): Router {
   const api = express.Router()
   api.use(express.json({ limit: '64kb' }))
@@ -95,7 +100,21 @@ export function dashboardApi(deps: {
     ])
     const messages = page.length > limit ? page.slice(page.length - limit) : page
     const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
-    res.json({ bot: info, thread, paused, messages: operator.mark(messages, audited), olderBeforeId })
+    const llm = await llmDetails(deps.store, messages, deps.llmPrices)
+    const marked = operator.mark(messages, audited).map((m) => {
+      const otel = llm.byRecord.get(m.recordId)
+      return otel ? { ...m, otel } : m
+    })
+    res.json({
+      bot: info,
+      thread,
+      paused,
+      messages: marked,
+      olderBeforeId,
+      // LLM conversations: the tokens (and cost) of the messages of this page, and the trace link template.
+      usage: llm.totals,
+      traceUrl: deps.traceUrl ?? null,
+    })
   })
   api.get('/records/:id', async (req, res) => {
     const record = await deps.store.record(Number(req.params.id))

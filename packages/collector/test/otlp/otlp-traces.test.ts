@@ -229,3 +229,55 @@ describe('POST /v1/traces when the store is down', () => {
     })
   })
 })
+
+describe('the transcript of an OTLP conversation (dashboard API)', () => {
+  it('each message has its trace, the answers their model, tokens, cost and tool calls; the head the conversation total; a trace link template', async () => {
+    const priced = await startCollector({
+      port: 0,
+      db: ':memory:',
+      demoBot: false,
+      bots: [{ name: 'llm', apiKey: 'llm-key' }],
+      traceUrl: 'http://localhost:16686/trace/{traceId}',
+      llmPrices: { [MODEL_ID]: { input: 1, output: 2 } },
+    })
+    try {
+      await withOtlpExport(
+        `${priced.url}/v1/traces`,
+        'protobuf',
+        () => chatAiSdk6({ sessionId: 'web-1', userId: 'u' }),
+        {
+          headers: { authorization: 'Bearer llm-key' },
+        },
+      )
+      const res = await fetch(`${priced.url}/api/transcript?bot=llm&thread=web-1`)
+      const data = (await res.json()) as {
+        traceUrl: string
+        usage: { inputTokens: number; outputTokens: number; cost: number }
+        messages: Array<{ direction: string; text: string; otel?: Record<string, unknown> }>
+      }
+      expect(data.traceUrl).toBe('http://localhost:16686/trace/{traceId}')
+      // 50 input tokens at $1/M and 20 output tokens at $2/M.
+      expect(data.usage).toEqual({ inputTokens: 50, outputTokens: 20, cost: (50 * 1 + 20 * 2) / 1_000_000 })
+      expect(data.messages.map((m) => [m.direction, m.text])).toEqual(CHAT.map(([d, t]) => [d, t]))
+      for (const m of data.messages) expect(m.otel?.traceId).toMatch(/^[0-9a-f]{32}$/)
+      expect(data.messages[3]?.otel).toMatchObject({
+        model: MODEL_ID,
+        usage: { inputTokens: 30, outputTokens: 10 },
+        cost: (30 * 1 + 10 * 2) / 1_000_000,
+        toolCalls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }],
+      })
+      expect(data.messages[2]?.otel?.toolCalls).toBeUndefined()
+    } finally {
+      await priced.close()
+    }
+  })
+
+  it('refuses a traceUrl without {traceId} and a price that is not a number, naming the option', async () => {
+    await expect(startCollector({ port: 0, traceUrl: 'http://jaeger/trace/' })).rejects.toThrow(
+      /traceUrl must be .*\{traceId\}/,
+    )
+    await expect(
+      startCollector({ port: 0, llmPrices: { m: { input: '1' as unknown as number, output: 2 } } }),
+    ).rejects.toThrow(/llmPrices\["m"\] must be/)
+  })
+})
