@@ -37,7 +37,12 @@ export default defineConfig({
         test: {
           name: 'examples',
           include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: exclude('test/consumer/**', 'test/readme/**', 'test/dashbot-compat/**'),
+          exclude: exclude(
+            'test/consumer/**',
+            'test/readme/**',
+            'test/dashbot-compat/**',
+            'test/openllmetry-compat/**',
+          ),
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -48,6 +53,17 @@ export default defineConfig({
         test: {
           name: 'dashbot-compat',
           include: ['test/dashbot-compat/test/**/*.test.ts'],
+          exclude: exclude(),
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // OpenLLMetry's SDK (a devDependency of test/openllmetry-compat only) into POST /v1/traces.
+        resolve: { alias },
+        test: {
+          name: 'openllmetry-compat',
+          include: ['test/openllmetry-compat/test/**/*.test.ts'],
           exclude: exclude(),
           testTimeout: 30_000,
           hookTimeout: 60_000,

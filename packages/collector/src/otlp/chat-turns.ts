@@ -108,22 +108,66 @@ export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
     if (head && members.has(head)) toolsOf.get(head)?.push(t) ?? toolsOf.set(head, [t])
   }
 
-  const turns: ChatTurn[] = []
+  const assembled: Array<{ turn: ChatTurn; level: SpanReading['level'] }> = []
   let used = 0
   for (const [head, inner] of members) {
     const turn = assemble(head, readings, inner, toolsOf.get(head) ?? [], ancestors(head), tools)
     if (!turn) continue
-    turns.push(turn)
+    assembled.push({ turn, level: (readings.get(head) as SpanReading).level })
     used += 1 + inner.length + (toolsOf.get(head)?.length ?? 0)
   }
-  turns.sort((a, b) =>
-    a.startTimeUnixNano < b.startTimeUnixNano ? -1 : a.startTimeUnixNano > b.startTimeUnixNano ? 1 : 0,
-  )
+  assembled.sort((a, b) => compareNanos(a.turn.startTimeUnixNano, b.turn.startTimeUnixNano))
+  const turns = mergeSteps(assembled)
+  // Tool spans beside the model calls (an agent loop's own tool step): to the call that asked for them.
+  for (const [t, call] of tools) {
+    if (headAbove(t)) continue
+    const target = turns
+      .filter((turn) => turn.traceId === t.traceId)
+      .flatMap((turn) => turn.toolCalls)
+      .find((c) => c.name === call.name && c.result === undefined && (!call.id || !c.id || c.id === call.id))
+    if (!target) continue
+    target.result = call.result
+    target.arguments ??= call.arguments
+    used++
+  }
   return { turns, ignored: spans.length - used }
 }
 
-const byStart = (a: OtlpSpan, b: OtlpSpan) =>
-  a.startTimeUnixNano < b.startTimeUnixNano ? -1 : a.startTimeUnixNano > b.startTimeUnixNano ? 1 : 0
+const compareNanos = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * Model calls of one trace that answer the same user message are the steps of one turn (an
+ * agent loop: the model asks for a tool, then answers): one turn, the last answer, every tool
+ * call, the tokens summed. Turn-level spans (an AI SDK operation, `invoke_agent`) are whole
+ * already and never merged.
+ */
+function mergeSteps(assembled: ReadonlyArray<{ turn: ChatTurn; level: SpanReading['level'] }>): ChatTurn[] {
+  const out: ChatTurn[] = []
+  const open = new Map<string, ChatTurn>()
+  for (const { turn, level } of assembled) {
+    const k = level === 'model' && turn.input !== undefined ? `${turn.traceId}\u0000${turn.input}` : undefined
+    const into = k ? open.get(k) : undefined
+    if (!into) {
+      out.push(turn)
+      if (k) open.set(k, turn)
+      continue
+    }
+    if (turn.output || into.output === undefined) into.output = turn.output
+    for (const c of turn.toolCalls) if (!into.toolCalls.some((x) => c.id && x.id === c.id)) into.toolCalls.push(c)
+    if (turn.usage)
+      into.usage = {
+        inputTokens: (into.usage?.inputTokens ?? 0) + turn.usage.inputTokens,
+        outputTokens: (into.usage?.outputTokens ?? 0) + turn.usage.outputTokens,
+      }
+    into.model ??= turn.model
+    into.conversationId ??= turn.conversationId
+    into.userId ??= turn.userId
+    into.agentName ??= turn.agentName
+  }
+  return out
+}
+
+const byStart = (a: OtlpSpan, b: OtlpSpan) => compareNanos(a.startTimeUnixNano, b.startTimeUnixNano)
 
 function assemble(
   head: OtlpSpan,
