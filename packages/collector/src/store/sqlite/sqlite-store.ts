@@ -18,6 +18,7 @@ import type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
+  UsageLine,
 } from '../store'
 import {
   type ConversationRow,
@@ -401,6 +402,24 @@ export class SqliteRecordStore implements RecordStore {
        FROM messages WHERE ts >= ? ${scope(filter).and} GROUP BY t ORDER BY t`,
       filter.since ?? 0,
       ...scope(filter).params,
+    )
+  }
+
+  async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
+    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
+    // parse for records that cannot have them.
+    return this.all<UsageLine>(
+      `SELECT strftime('%Y-%m-%d', r.received_at / 1000, 'unixepoch') AS day,
+              json_extract(r.raw, '$.platformJson.model') AS model,
+              count(*) AS messages, count(DISTINCT m.thread) AS conversations,
+              total(json_extract(r.raw, '$.platformJson.usage.inputTokens')) AS inputTokens,
+              total(json_extract(r.raw, '$.platformJson.usage.outputTokens')) AS outputTokens
+       FROM records r JOIN messages m ON m.record_id = r.id
+       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
+         AND json_type(r.raw, '$.platformJson.usage.inputTokens') IN ('integer', 'real') ${scope(filter, 'r.bot').and}
+       GROUP BY day, model ORDER BY day, model`,
+      filter.since ?? 0,
+      ...scope(filter, 'r.bot').params,
     )
   }
 
