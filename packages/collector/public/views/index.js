@@ -8,5 +8,6 @@ import events from './events.js'
 import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
+import usage from './usage.js'
 
-export const VIEWS = [live, conversations, notHandled, intents, events, audience, connect]
+export const VIEWS = [live, conversations, notHandled, intents, events, usage, audience, connect]

@@ -70,6 +70,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/api/reports/events', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/segments', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/timeline', access: 'viewer', bot: 'query' },
+  { method: 'GET', path: '/api/reports/usage', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/audit', access: 'viewer', bot: 'query' },
   {
     method: 'POST',

@@ -133,6 +133,28 @@ export function dashboardApi(deps: {
   api.get('/reports/segments', async (req, res) => {
     res.json(await deps.store.segments(filterOf(req, res)))
   })
+  api.get('/reports/usage', async (req, res) => {
+    const days = Math.min(Math.max(1, Math.floor(intParam(req, 'days') ?? 30)), 3660)
+    // Whole UTC days: today and the days before it.
+    const today = Math.floor(Date.now() / 86_400_000) * 86_400_000
+    const since = today - (days - 1) * 86_400_000
+    const lines = await deps.store.usage({ ...filterOf(req, res), since })
+    const prices = deps.llmPrices ?? {}
+    const priced = lines.map((l) => {
+      const p = l.model === null ? undefined : prices[l.model]
+      return { ...l, cost: p ? (l.inputTokens * p.input + l.outputTokens * p.output) / 1_000_000 : null }
+    })
+    const sum = (f: (l: (typeof priced)[number]) => number) => priced.reduce((n, l) => n + f(l), 0)
+    const costs = priced.filter((l) => l.cost !== null)
+    const total = {
+      messages: sum((l) => l.messages),
+      inputTokens: sum((l) => l.inputTokens),
+      outputTokens: sum((l) => l.outputTokens),
+      // The models llmPrices names; null when it names none of them.
+      cost: costs.length > 0 ? costs.reduce((n, l) => n + (l.cost ?? 0), 0) : null,
+    }
+    res.json({ since, days: priced, total })
+  })
   api.get('/reports/timeline', async (req, res) => {
     const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
     const bucketMs = BUCKETS[name]
