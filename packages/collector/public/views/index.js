@@ -2,6 +2,7 @@
 // onResize?() } and a `<section id="view-<name>" class="view">` in index.html (plus its nav
 // link); add it here and the router shows it at #/<name>.
 import audience from './audience.js'
+import audit from './audit.js'
 import connect from './connect.js'
 import conversations from './conversations.js'
 import events from './events.js'
@@ -10,4 +11,4 @@ import live from './live.js'
 import notHandled from './not-handled.js'
 import usage from './usage.js'
 
-export const VIEWS = [live, conversations, notHandled, intents, events, usage, audience, connect]
+export const VIEWS = [live, conversations, notHandled, intents, events, usage, audience, connect, audit]
