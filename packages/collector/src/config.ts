@@ -14,7 +14,9 @@ Usage: convotrack-collector [options]
   --db <file|:memory:|url>   SQLite file, or postgres://user:pass@host:5432/db for PostgreSQL
                              (default $DATABASE_URL when set, else ./convotrack.db)
   --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...],
-                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n } }
+                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n },
+                             "traceUrl": "http://…/trace/{traceId}", "llmPrices": { "<model>": { "input": n, "output": n } },
+                             "maxOtlpBytes": n }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
   --no-demo-bot              don't register the demo bot (apiKey demo-key)
@@ -150,6 +152,11 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   }
   const days = positive(root.retainDays, `${path}: "retainDays"`)
   if (days !== undefined) options.retainDays = days
+  // OpenTelemetry: checked with the other options when the collector starts (checkLlmOptions).
+  if (root.traceUrl !== undefined) options.traceUrl = root.traceUrl as string
+  if (root.llmPrices !== undefined) options.llmPrices = root.llmPrices as CollectorOptions['llmPrices']
+  const otlp = positive(root.maxOtlpBytes, `${path}: "maxOtlpBytes"`)
+  if (otlp !== undefined) options.maxOtlpBytes = otlp
   return options
 }
 
