@@ -12,6 +12,7 @@ import { type Collector, startCollector } from '@convotrack/collector'
 import * as traceloop from '@traceloop/node-server-sdk'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CHAT, USER_TEXTS } from '../../../packages/collector/test/support/chat-script'
 
 let collector: Collector
 let model: http.Server
@@ -95,7 +96,7 @@ describe('OpenLLMetry (@traceloop/node-server-sdk) into POST /v1/traces', () => 
     ]
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = []
     await traceloop.withAssociationProperties({ session_id: 'llmetry-1', user_id: 'frank' }, async () => {
-      for (const text of ['hi', 'What is the weather in Paris?', 'thanks']) {
+      for (const text of USER_TEXTS) {
         await traceloop.withWorkflow({ name: 'chat_turn' }, async () => {
           messages.push({ role: 'user', content: text })
           let answer = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages, tools })
@@ -116,14 +117,7 @@ describe('OpenLLMetry (@traceloop/node-server-sdk) into POST /v1/traces', () => 
     await traceloop.forceFlush()
 
     const stored = await collector.store.transcript('agent', 'llmetry-1')
-    expect(stored.map((m) => [m.direction, m.text])).toEqual([
-      ['incoming', 'hi'],
-      ['outgoing', 'Hello! How can I help?'],
-      ['incoming', 'What is the weather in Paris?'],
-      ['outgoing', 'It is sunny in Paris, 21 °C.'],
-      ['incoming', 'thanks'],
-      ['outgoing', "You're welcome!"],
-    ])
+    expect(stored.map((m) => [m.direction, m.text])).toEqual(CHAT.map(([d, t]) => [d, t]))
     expect(new Set(stored.map((m) => m.userId))).toEqual(new Set(['frank']))
     const platformJson = await Promise.all(
       stored.map(async (m) => JSON.parse((await collector.store.record(m.recordId))?.raw ?? '{}').platformJson),

@@ -10,20 +10,14 @@
  */
 
 import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel'
+import { USER_TEXTS } from './chat-script'
+
+export { CHAT } from './chat-script'
+
 import * as ai6 from 'ai-v6'
 import { MockLanguageModelV3 } from 'ai-v6/test'
 import * as ai7 from 'ai-v7'
 import { MockLanguageModelV4 } from 'ai-v7/test'
-
-/** What the chat says, in order, for the assertions. */
-export const CHAT = [
-  ['incoming', 'hi'],
-  ['outgoing', 'Hello! How can I help?'],
-  ['incoming', 'What is the weather in Paris?'],
-  ['outgoing', 'It is sunny in Paris, 21 °C.'],
-  ['incoming', 'thanks'],
-  ['outgoing', "You're welcome!"],
-] as const
 
 /** The model calls of the chat: 4 (turn 2 has two steps), 5 output tokens each. */
 export const MODEL_CALLS = 4
@@ -61,6 +55,17 @@ function result(prompt: Prompt) {
   }
 }
 
+/** The app's loop: each user message with the history so far, the answer's messages appended. */
+async function converse<M>(user: (text: string) => M, answer: (history: M[]) => Promise<readonly M[]>): Promise<void> {
+  const history: M[] = []
+  for (const text of USER_TEXTS) {
+    history.push(user(text))
+    history.push(...(await answer(history)))
+  }
+}
+
+const weather = async ({ city }: { city: string }) => ({ city, sky: 'sunny', celsius: 21 })
+
 const weatherSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } as const
 
 /** AI SDK 6: `experimental_telemetry` with the ids in `metadata`. */
@@ -73,30 +78,26 @@ export async function chatAiSdk6(ids: { sessionId?: string; userId?: string }) {
     get_weather: ai6.tool({
       description: 'The weather of a city',
       inputSchema: ai6.jsonSchema<{ city: string }>(weatherSchema),
-      execute: async ({ city }) => ({ city, sky: 'sunny', celsius: 21 }),
+      execute: weather,
     }),
   }
-  const messages: ai6.ModelMessage[] = []
   const metadata: Record<string, string> = {}
   if (ids.sessionId) metadata.sessionId = ids.sessionId
   if (ids.userId) metadata.userId = ids.userId
-  for (const [direction, text] of CHAT) {
-    if (direction === 'outgoing') continue
-    messages.push({ role: 'user', content: text })
-    const res = await ai6.generateText({
-      model,
-      system: 'You are a helpful assistant.',
-      messages,
-      tools,
-      stopWhen: ai6.stepCountIs(3),
-      experimental_telemetry: {
-        isEnabled: true,
-        functionId: 'chat',
-        metadata,
-      },
-    })
-    messages.push(...res.response.messages)
-  }
+  await converse<ai6.ModelMessage>(
+    (text) => ({ role: 'user', content: text }),
+    async (messages) =>
+      (
+        await ai6.generateText({
+          model,
+          system: 'You are a helpful assistant.',
+          messages,
+          tools,
+          stopWhen: ai6.stepCountIs(3),
+          experimental_telemetry: { isEnabled: true, functionId: 'chat', metadata },
+        })
+      ).response.messages,
+  )
 }
 
 /**
@@ -128,25 +129,25 @@ export async function chatAiSdk7(flavour: 'semconv' | 'legacy', ids: { conversat
     get_weather: ai7.tool({
       description: 'The weather of a city',
       inputSchema: ai7.jsonSchema<{ city: string }>(weatherSchema),
-      execute: async ({ city }) => ({ city, sky: 'sunny', celsius: 21 }),
+      execute: weather,
     }),
   }
-  const messages: ai7.ModelMessage[] = []
   const runtimeContext: Record<string, string> = {}
   if (ids.conversationId) runtimeContext.sessionId = ids.conversationId
   if (ids.userId) runtimeContext.userId = ids.userId
-  for (const [direction, text] of CHAT) {
-    if (direction === 'outgoing') continue
-    messages.push({ role: 'user', content: text })
-    const res = await ai7.generateText({
-      model,
-      system: 'You are a helpful assistant.',
-      messages,
-      tools,
-      stopWhen: ai7.stepCountIs(3),
-      runtimeContext,
-      telemetry: { functionId: 'chat', includeRuntimeContext: { sessionId: true, userId: true } },
-    })
-    messages.push(...res.response.messages)
-  }
+  await converse<ai7.ModelMessage>(
+    (text) => ({ role: 'user', content: text }),
+    async (messages) =>
+      (
+        await ai7.generateText({
+          model,
+          system: 'You are a helpful assistant.',
+          messages,
+          tools,
+          stopWhen: ai7.stepCountIs(3),
+          runtimeContext,
+          telemetry: { functionId: 'chat', includeRuntimeContext: { sessionId: true, userId: true } },
+        })
+      ).response.messages,
+  )
 }
