@@ -37,7 +37,11 @@ const EMPTY: Buffer = Buffer.alloc(0)
 
 // ------------------------------------------------------------------------------- protobuf
 
-function anyValue(buf: Buffer): AttributeValue {
+/** Deepest nesting of attribute values read (arrays in arrays…): deeper is refused, not a stack overflow. */
+const MAX_DEPTH = 32
+
+function anyValue(buf: Buffer, depth = 0): AttributeValue {
+  if (depth > MAX_DEPTH) throw new ProtobufError(`attribute values nested deeper than ${MAX_DEPTH}`)
   let value: AttributeValue = null
   for (const f of fields(buf)) {
     if (f.no === 1 && f.wire === 2) value = f.value.toString('utf8')
@@ -46,23 +50,23 @@ function anyValue(buf: Buffer): AttributeValue {
     else if (f.no === 4 && f.wire === 1) value = f.value.readDoubleLE(0)
     else if (f.no === 5 && f.wire === 2) {
       const items: AttributeValue[] = []
-      for (const g of fields(f.value)) if (g.no === 1 && g.wire === 2) items.push(anyValue(g.value))
+      for (const g of fields(f.value)) if (g.no === 1 && g.wire === 2) items.push(anyValue(g.value, depth + 1))
       value = items
     } else if (f.no === 6 && f.wire === 2) {
       const kv: Record<string, AttributeValue> = {}
-      for (const g of fields(f.value)) if (g.no === 1 && g.wire === 2) keyValue(g.value, kv)
+      for (const g of fields(f.value)) if (g.no === 1 && g.wire === 2) keyValue(g.value, kv, depth + 1)
       value = kv
     } else if (f.no === 7 && f.wire === 2) value = f.value.toString('base64')
   }
   return value
 }
 
-function keyValue(buf: Buffer, into: Record<string, AttributeValue>): void {
+function keyValue(buf: Buffer, into: Record<string, AttributeValue>, depth = 0): void {
   let key = ''
   let value: AttributeValue = null
   for (const f of fields(buf)) {
     if (f.no === 1 && f.wire === 2) key = f.value.toString('utf8')
-    else if (f.no === 2 && f.wire === 2) value = anyValue(f.value)
+    else if (f.no === 2 && f.wire === 2) value = anyValue(f.value, depth)
   }
   if (key) into[key] = value
 }
@@ -170,7 +174,8 @@ function jsonNanos(v: unknown): bigint {
   return 0n
 }
 
-function jsonAnyValue(v: unknown): AttributeValue {
+function jsonAnyValue(v: unknown, depth = 0): AttributeValue {
+  if (depth > MAX_DEPTH) throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_DEPTH}`)
   if (!isObj(v)) return null
   if (typeof v.stringValue === 'string') return v.stringValue
   if (typeof v.boolValue === 'boolean') return v.boolValue
@@ -182,16 +187,16 @@ function jsonAnyValue(v: unknown): AttributeValue {
     const n = typeof v.doubleValue === 'string' ? Number(v.doubleValue) : v.doubleValue
     return typeof n === 'number' ? n : null
   }
-  if (isObj(v.arrayValue)) return list(v.arrayValue.values, 'arrayValue.values').map(jsonAnyValue)
-  if (isObj(v.kvlistValue)) return jsonAttributes(v.kvlistValue.values, 'kvlistValue.values')
+  if (isObj(v.arrayValue)) return list(v.arrayValue.values, 'arrayValue.values').map((x) => jsonAnyValue(x, depth + 1))
+  if (isObj(v.kvlistValue)) return jsonAttributes(v.kvlistValue.values, 'kvlistValue.values', depth + 1)
   if (typeof v.bytesValue === 'string') return v.bytesValue
   return null
 }
 
-function jsonAttributes(v: unknown, path: string): Record<string, AttributeValue> {
+function jsonAttributes(v: unknown, path: string, depth = 0): Record<string, AttributeValue> {
   const out: Record<string, AttributeValue> = {}
   for (const kv of list(v, path))
-    if (isObj(kv) && typeof kv.key === 'string' && kv.key) out[kv.key] = jsonAnyValue(kv.value)
+    if (isObj(kv) && typeof kv.key === 'string' && kv.key) out[kv.key] = jsonAnyValue(kv.value, depth)
   return out
 }
 
