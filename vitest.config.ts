@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
 
-const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'collector']
+const names = ['core', 'alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'otel', 'import', 'collector']
 // Tests import the packages by their public names; resolve those to source so a test run
 // needs no build step (test/consumer packs and installs the built output).
 const alias = Object.fromEntries([
@@ -43,9 +43,14 @@ export default defineConfig({
         test: {
           name: 'examples',
           include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: exclude('test/consumer/**', 'test/readme/**', 'test/dashbot-compat/**'),
-          testTimeout,
-          hookTimeout,
+          exclude: exclude(
+            'test/consumer/**',
+            'test/readme/**',
+            'test/dashbot-compat/**',
+            'test/openllmetry-compat/**',
+          ),
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {
@@ -57,6 +62,17 @@ export default defineConfig({
           exclude: exclude(),
           testTimeout,
           hookTimeout,
+        },
+      },
+      {
+        // OpenLLMetry's SDK (a devDependency of test/openllmetry-compat only) into POST /v1/traces.
+        resolve: { alias },
+        test: {
+          name: 'openllmetry-compat',
+          include: ['test/openllmetry-compat/test/**/*.test.ts'],
+          exclude: exclude(),
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {

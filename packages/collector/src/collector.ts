@@ -12,7 +12,9 @@ import { type BotInfo, BotRegistry, DEMO_BOT } from './access/bot-registry'
 import { RequestError } from './errors'
 import { dashboardApi } from './http/dashboard-api'
 import { handoffApi } from './http/handoff-api'
+import { checkLlmOptions } from './http/llm-details'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './http/messenger-webhook'
+import { DEFAULT_OTLP_MAX_BYTES, otlpTracesRoute } from './http/otlp-traces-route'
 import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './http/track-batch-route'
 import { trackRoute } from './http/track-route'
 import { HandoffAlerts, validateAlerts } from './live/alerts'
@@ -148,6 +150,8 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     throw new TypeError('handoffCheckMs must be a positive number')
   if (options.publicUrl !== undefined && !/^https?:\/\//.test(options.publicUrl))
     throw new TypeError('publicUrl must be an http(s) URL')
+  checkLlmOptions(options)
+  const otlpMaxBytes = positiveInt(options.maxOtlpBytes, 'maxOtlpBytes') ?? DEFAULT_OTLP_MAX_BYTES
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
   const ownStore = !options.store
@@ -227,6 +231,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   app.use(operationsRoutes({ store, metrics }))
   app.use(trackBatchRoute({ bots, store, feed, onStored, maxBodyBytes, limits }))
   app.use(trackRoute({ bots, store, feed, onStored, maxBodyBytes, advertise: batchAdvertisement(limits) }))
+  app.use(otlpTracesRoute({ bots, store, feed, metrics, maxBytes: otlpMaxBytes, maxBodyBytes, onStored }))
   app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed, onStored }))
   app.use(access.routes)
   app.use('/api', lifecycleApi({ store, feed, bots }))
@@ -239,6 +244,8 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
       feed,
       takeover,
       handoffs,
+      traceUrl: options.traceUrl,
+      llmPrices: options.llmPrices,
       messenger: {
         list: () => [...pages.values()].map((p) => ({ pageId: p.pageId, bot: botForPage(p) })),
         connect: async (page) => {

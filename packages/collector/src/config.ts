@@ -18,7 +18,9 @@ Usage: convotrack-collector [options]
   --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...],
                              "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n },
                              "handoff": { "intents", "keywords", "notHandledStreak", "autoResumeMinutes" },
-                             "alerts": [{ "url", "events": ["handoff.waiting"], "secret"? }], "publicUrl": "https://…" }
+                             "alerts": [{ "url", "events": ["handoff.waiting"], "secret"? }], "publicUrl": "https://…",
+                             "traceUrl": "http://…/trace/{traceId}", "llmPrices": { "<model>": { "input": n, "output": n } },
+                             "maxOtlpBytes": n }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
   --no-demo-bot              don't register the demo bot (apiKey demo-key)
@@ -175,6 +177,11 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
     }
   }
   if (typeof root.publicUrl === 'string') options.publicUrl = root.publicUrl
+  // OpenTelemetry: checked with the other options when the collector starts (checkLlmOptions).
+  if (root.traceUrl !== undefined) options.traceUrl = root.traceUrl as string
+  if (root.llmPrices !== undefined) options.llmPrices = root.llmPrices as CollectorOptions['llmPrices']
+  const otlp = positive(root.maxOtlpBytes, `${path}: "maxOtlpBytes"`)
+  if (otlp !== undefined) options.maxOtlpBytes = otlp
   return options
 }
 

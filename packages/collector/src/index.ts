@@ -85,5 +85,6 @@ export type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
+  UsageLine,
 } from './store/store'
 export { StoreUnavailableError } from './store/store-unavailable'

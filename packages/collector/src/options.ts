@@ -145,6 +145,26 @@ export interface CollectorOptions {
   requestTimeoutMs?: number
   /** Longest a client may take to send a request's headers, in ms (at most `requestTimeoutMs`). Default 10 000. */
   headersTimeoutMs?: number
+  /**
+   * Largest `POST /v1/traces` (OTLP) body in bytes, on the wire and once decompressed; larger →
+   * 413. Default 8 MiB.
+   */
+  maxOtlpBytes?: number
+  /**
+   * Link from a transcript message to its trace in your tracing UI: a URL with `{traceId}` (and
+   * optionally `{spanId}`), filled from the record's `platformJson.traceId` (set by
+   * `@convotrack/otel`, and by `POST /v1/traces`). Default: no link.
+   *
+   * @example startCollector({ traceUrl: 'http://localhost:16686/trace/{traceId}' }) // Jaeger
+   */
+  traceUrl?: string
+  /**
+   * Prices of LLM models, to show the cost of LLM conversations next to their tokens: per model
+   * id (as the spans name it, e.g. `gpt-4o-mini`), US dollars per million input and output tokens.
+   *
+   * @example startCollector({ llmPrices: { 'gpt-4o-mini': { input: 0.15, output: 0.6 } } })
+   */
+  llmPrices?: Record<string, LlmPrice>
   /** Webhook retry policy. */
   webhookRetry?: WebhookRetryOptions
   /** Handoff rules of every bot (a bot's own `handoff` overrides them field by field). See {@link HandoffOptions}. */
@@ -159,6 +179,12 @@ export interface CollectorOptions {
   publicUrl?: string
   /** Folder of the dashboard's static files. Default the package's `public/`. */
   publicDir?: string
+}
+
+/** A model's price in US dollars per million tokens. */
+export interface LlmPrice {
+  input: number
+  output: number
 }
 
 /** What a user or token may do: `viewer` reads, `operator` also pauses and sends operator messages, `admin` also manages bots, pages, erasure and export. */

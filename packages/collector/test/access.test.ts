@@ -184,7 +184,7 @@ const CASES: Case[] = [
     req: (b) => ({ path: `/api/transcript?bot=${b}&thread=${b === 'shop' ? 'u1' : 'u2'}` }),
   },
   { route: 'GET /api/records/:id', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/records/${ids[b]}` }) },
-  ...['not-handled', 'intents', 'events', 'segments', 'timeline'].map(
+  ...['not-handled', 'intents', 'events', 'segments', 'timeline', 'usage'].map(
     (r): Case => ({
       route: `GET /api/reports/${r}`,
       needs: 'viewer',

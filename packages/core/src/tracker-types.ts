@@ -60,6 +60,23 @@ export interface RecordTransport {
   send(record: SerializedRecord): void
 }
 
+/**
+ * A record as a hook sees it (see {@link Tracker.addRecordHook}): serialized to its wire body,
+ * not yet redacted, queued or sent.
+ */
+export interface HookedRecord extends RecordInfo {
+  /** The wire body. Don't mutate it: return a new body instead. */
+  body: JsonObject
+  /** The conversation it belongs to, when the shape names one (universal `conversationId`, Slack channel…). */
+  conversation: string | undefined
+}
+
+/**
+ * Sees every record a tracking call makes; returns a replacement body, or nothing to keep it.
+ * A hook that throws is reported through `onError` and the record goes out unchanged.
+ */
+export type RecordHook = (record: HookedRecord) => JsonObject | undefined
+
 /** Options of {@link createTracker}. */
 export interface TrackerOptions {
   /** The bot's tracking key. Default: `process.env.CONVOTRACK_API_KEY`. Never logged. */
@@ -366,6 +383,15 @@ export interface Tracker {
    * @deprecated For adapters: use `useSink` from `@convotrack/core/adapter`.
    */
   useSink(sink: ((record: SerializedRecord) => void) | undefined): void
+  /**
+   * Adds a hook that sees every record a tracking call makes, after serialization and before
+   * `redact` (so redaction still applies to what a hook adds); returns the function that
+   * removes it. Records handed over already serialized ({@link Tracker.trackSerialized}) are
+   * not seen. Used by integrations such as `@convotrack/otel`.
+   *
+   * @example const remove = tracker.addRecordHook(({ body }) => ({ ...body, platformJson: { build: 42 } }))
+   */
+  addRecordHook(hook: RecordHook): () => void
   /**
    * Hands over an already-serialized record (a forwarded log line, an import) without re-serializing.
    *

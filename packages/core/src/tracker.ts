@@ -25,6 +25,7 @@ import {
   type EventOptions,
   type FlushResult,
   type RecordHandle,
+  type RecordHook,
   type RecordInfo,
   type RecordOutcome,
   type RecordTransport,
@@ -68,6 +69,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   private readonly warnings: WarnLimiter
   /** Where records go: the HTTP transport, or a RecordTransport (`transport` option, `useSink`). */
   private outlet: RecordOutlet
+  /** addRecordHook(): copied on change, so a hook removed while hooks run doesn't skip another. */
+  private hooks: readonly RecordHook[] = []
   private isClosed = false
   /** After close()'s flush: records are dropped (`closed`), not sent. */
   private refusing = false
@@ -352,6 +355,37 @@ class TrackerImpl extends EventEmitter implements Tracker {
     })
   }
 
+  addRecordHook(hook: RecordHook): () => void {
+    if (typeof hook !== 'function') throw new ConfigError('addRecordHook needs a function (record) => body | undefined')
+    this.hooks = [...this.hooks, hook]
+    return () => {
+      this.hooks = this.hooks.filter((h) => h !== hook)
+    }
+  }
+
+  /** The hooks' say on one record: each sees the body the previous one returned; a throwing hook is reported and skipped. */
+  private hooked(platform: Platform, type: RecordType, rec: WireRecord): WireRecord {
+    let body = rec.body
+    for (const hook of this.hooks) {
+      try {
+        const out = hook({ platform, type, userId: rec.userId, body, conversation: rec.conversation })
+        if (isObject(out)) body = out as JsonObject
+      } catch (error) {
+        this.reportError(
+          new ConvotrackError(
+            'record_hook',
+            `a record hook threw; the record goes out unchanged: ${(error as Error)?.message ?? error}`,
+            {
+              cause: error,
+            },
+          ),
+          { platform, type, userId: rec.userId },
+        )
+      }
+    }
+    return body === rec.body ? rec : { ...rec, body }
+  }
+
   trackSerialized(record: SerializedRecord): boolean {
     if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
     if (this.outlet.full) return this.dropFull(record.platform, record.type, record.userId)
@@ -469,15 +503,16 @@ class TrackerImpl extends EventEmitter implements Tracker {
     platform: Platform,
     type: RecordType,
     v: ApiVersion,
-    rec: WireRecord,
+    wire: WireRecord,
     ask: Ask | undefined,
   ): boolean {
     const ignore = this.ignore
-    if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
+    if (ignore && wire.userId !== undefined && ignore(wire.userId, { platform, type, userId: wire.userId })) {
       this.ledger.ignored()
-      if (ask) this.handle(ask, platform, type, rec.userId, '')({ status: 'dropped', reason: 'ignored' })
+      if (ask) this.handle(ask, platform, type, wire.userId, '')({ status: 'dropped', reason: 'ignored' })
       return false
     }
+    const rec = this.hooks.length > 0 ? this.hooked(platform, type, wire) : wire
     {
       let body: string
       try {

@@ -10,5 +10,6 @@ import handoffs from './handoffs.js'
 import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
+import usage from './usage.js'
 
-export const VIEWS = [live, conversations, handoffs, notHandled, intents, events, audience, connect, audit]
+export const VIEWS = [live, conversations, handoffs, notHandled, intents, events, usage, audience, connect, audit]

@@ -5,6 +5,7 @@ import { $, copyButton, h } from '../lib/dom.js'
 import { describe, intentTag, operatorMark, platformBadge, safeUrl, time } from '../lib/format.js'
 import { conversationName, state, userOf } from '../lib/state.js'
 import { renderHandoffPanel } from './handoff-panel.js'
+import { llmHead, llmParts, setTraceUrl } from './llm-parts.js'
 
 /** Messages per page; older pages load when the list is scrolled to its top. */
 export const PAGE = 200
@@ -57,6 +58,7 @@ export function bubble(m) {
           m.buttons.map((b) => h('span', { class: 'chip', title: b.value ?? '' }, b.label)),
         )
       : null,
+    llmParts(m),
     h(
       'div',
       { class: 'meta' },
@@ -196,6 +198,7 @@ export async function openTranscript(bot, thread) {
   }
   const c = { bot, thread, paused: data.paused, info: data.bot, busy: false, olderBeforeId: data.olderBeforeId }
   state.current = c
+  setTraceUrl(data.traceUrl)
   const more =
     data.olderBeforeId != null
       ? h(
@@ -279,6 +282,7 @@ export async function openTranscript(bot, thread) {
           ' · ',
           h('span', { id: 'transcript-count', 'data-testid': 'transcript-count' }, ''),
         ),
+        llmHead(data),
       ),
       h(
         'div',

@@ -49,6 +49,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/metrics', access: 'metrics' },
   { method: 'POST', path: '/track', access: 'bot-key' },
   { method: 'POST', path: '/track/batch', access: 'bot-key' },
+  { method: 'POST', path: '/v1/traces', access: 'bot-key' },
   { method: 'GET', path: '/messenger/webhook', access: 'signature' },
   { method: 'POST', path: '/messenger/webhook', access: 'signature' },
   { method: 'GET', path: '/login', access: 'public' },
@@ -69,6 +70,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/api/reports/events', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/segments', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/timeline', access: 'viewer', bot: 'query' },
+  { method: 'GET', path: '/api/reports/usage', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/audit', access: 'viewer', bot: 'query' },
   {
     method: 'POST',

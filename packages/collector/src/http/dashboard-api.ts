@@ -6,10 +6,11 @@ import type { HandoffQueue } from '../live/handoff-queue'
 import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
-import type { MessengerPageConfig } from '../options'
+import type { LlmPrice, MessengerPageConfig } from '../options'
 import { DAY_MS, RangeParamError, type ReportRange, rangeOf } from '../reports/range'
 import { isConversationCursor } from '../reports/report-queries'
 import type { ReadFilter, RecordStore } from '../store/store'
+import { llmDetails } from './llm-details'
 import { intParam } from './query-params'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
@@ -72,6 +73,10 @@ export function dashboardApi(deps: {
     connect(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
   }
   webhookUrl: () => string
+  /** The trace link template (`traceUrl` option), sent with every transcript. */
+  traceUrl?: string | undefined
+  /** `llmPrices` option: cost next to tokens. */
+  llmPrices?: Record<string, LlmPrice> | undefined
 }): Router {
   const api = express.Router()
   api.use(express.json({ limit: '64kb' }))
@@ -135,7 +140,21 @@ export function dashboardApi(deps: {
     ])
     const messages = page.length > limit ? page.slice(page.length - limit) : page
     const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
-    res.json({ bot: info, thread, paused, messages: operator.mark(messages, audited), olderBeforeId })
+    const llm = await llmDetails(deps.store, messages, deps.llmPrices)
+    const marked = operator.mark(messages, audited).map((m) => {
+      const otel = llm.byRecord.get(m.recordId)
+      return otel ? { ...m, otel } : m
+    })
+    res.json({
+      bot: info,
+      thread,
+      paused,
+      messages: marked,
+      olderBeforeId,
+      // LLM conversations: the tokens (and cost) of the messages of this page, and the trace link template.
+      usage: llm.totals,
+      traceUrl: deps.traceUrl ?? null,
+    })
   })
   api.get('/records/:id', async (req, res) => {
     const record = await deps.store.record(Number(req.params.id))
@@ -154,6 +173,28 @@ export function dashboardApi(deps: {
   })
   api.get('/reports/segments', async (req, res) => {
     res.json(await deps.store.segments(readOf(req, res)))
+  })
+  api.get('/reports/usage', async (req, res) => {
+    const days = Math.min(Math.max(1, Math.floor(intParam(req, 'days') ?? 30)), 3660)
+    // Whole UTC days: today and the days before it.
+    const today = Math.floor(Date.now() / 86_400_000) * 86_400_000
+    const since = today - (days - 1) * 86_400_000
+    const lines = await deps.store.usage({ ...filterOf(req, res), since })
+    const prices = deps.llmPrices ?? {}
+    const priced = lines.map((l) => {
+      const p = l.model === null ? undefined : prices[l.model]
+      return { ...l, cost: p ? (l.inputTokens * p.input + l.outputTokens * p.output) / 1_000_000 : null }
+    })
+    const sum = (f: (l: (typeof priced)[number]) => number) => priced.reduce((n, l) => n + f(l), 0)
+    const costs = priced.filter((l) => l.cost !== null)
+    const total = {
+      messages: sum((l) => l.messages),
+      inputTokens: sum((l) => l.inputTokens),
+      outputTokens: sum((l) => l.outputTokens),
+      // The models llmPrices names; null when it names none of them.
+      cost: costs.length > 0 ? costs.reduce((n, l) => n + (l.cost ?? 0), 0) : null,
+    }
+    res.json({ since, days: priced, total })
   })
   api.get('/reports/timeline', async (req, res) => {
     const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'

@@ -2,6 +2,9 @@ import type { NextFunction, Request, Response } from 'express'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { RecordStore } from '../store/store'
 
+/** The routes whose answers count as ingest (records accepted / refused, latency). */
+const INGEST_ROUTES = new Set(['/track', '/track/batch', '/messenger/webhook', '/v1/traces'])
+
 /**
  * The collector's Prometheus metrics (prom-client), on a registry of its own so two collectors
  * in one process don't mix figures. Scraped at `GET /metrics`.
@@ -20,12 +23,13 @@ export class CollectorMetrics {
   readonly alerts: Counter<'event' | 'outcome'>
   readonly handoffs: Counter<'reason'>
   readonly autoResumes: Counter<'outcome'>
+  readonly otlpSpans: Counter<'outcome'>
 
   constructor(openStreams: () => number) {
     const registers = [this.registry]
     this.recordsAccepted = new Counter({
       name: 'convotrack_records_accepted_total',
-      help: 'Records stored, by bot and route (/track, /track/batch, /messenger/webhook).',
+      help: 'Records stored, by bot and route (/track, /track/batch, /messenger/webhook, /v1/traces).',
       labelNames: ['bot', 'route'],
       registers,
     })
@@ -84,6 +88,12 @@ export class CollectorMetrics {
       labelNames: ['outcome'],
       registers,
     })
+    this.otlpSpans = new Counter({
+      name: 'convotrack_otlp_spans_total',
+      help: 'OTLP spans at POST /v1/traces, by outcome: turn (a chat turn stored), ignored (not part of a chat turn), rejected.',
+      labelNames: ['outcome'],
+      registers,
+    })
     new Gauge({
       name: 'convotrack_live_streams',
       help: 'Open live streams (dashboards).',
@@ -106,7 +116,7 @@ export class CollectorMetrics {
       res.on('finish', () => {
         const status = res.statusCode
         this.httpRequests.inc({ method: req.method, status: String(status) })
-        const route = path === '/track' || path === '/track/batch' || path === '/messenger/webhook' ? path : undefined
+        const route = INGEST_ROUTES.has(path) ? path : undefined
         if (route && req.method === 'POST') {
           this.ingestSeconds.observe({ route }, Number(process.hrtime.bigint() - start) / 1e9)
           // A batch route sets res.locals.batchSize (records sent) and res.locals.accepted (records stored).

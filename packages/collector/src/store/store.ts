@@ -121,6 +121,23 @@ export interface TimelineBucket {
   events: number
 }
 
+/**
+ * One line of the LLM usage report: the answers of one UTC day and model whose records carry
+ * token counts (`platformJson.usage`, written by `POST /v1/traces`), summed.
+ */
+export interface UsageLine {
+  /** `YYYY-MM-DD`, UTC, of the collector's clock when the record arrived. */
+  day: string
+  /** `platformJson.model`, or null when the record names none. */
+  model: string | null
+  /** Answers counted. */
+  messages: number
+  /** Conversations (threads) they belong to. */
+  conversations: number
+  inputTokens: number
+  outputTokens: number
+}
+
 /** Filters shared by the read queries. */
 export interface ReadFilter {
   /**
@@ -237,6 +254,8 @@ export interface RecordStore extends HandoffStore {
   events(filter: ReadFilter): Promise<EventsReport>
   segments(filter: ReadFilter): Promise<Segment[]>
   timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]>
+  /** LLM tokens per UTC day and model since `since` (epoch ms; default all), oldest day first. */
+  usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]>
   setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState>
   paused(bot: string, thread: string): Promise<boolean>
   /** Messenger page connections added from the dashboard, kept across restarts. */

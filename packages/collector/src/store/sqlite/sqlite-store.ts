@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, scopeSql, transcriptQuery } from '../../reports/message-queries'
 import {
   conversationsReport,
   countsReport,
@@ -42,6 +42,7 @@ import type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
+  UsageLine,
 } from '../store'
 import {
   clampLimit,
@@ -303,6 +304,26 @@ export class SqliteRecordStore implements RecordStore {
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
     return timelineReport(d, this.exec, filter)
+  }
+
+  async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
+    const scoped: unknown[] = []
+    const and = scopeSql(d, filter, scoped, 'r.bot')
+    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
+    // parse for records that cannot have them.
+    return this.all<UsageLine>(
+      `SELECT strftime('%Y-%m-%d', r.received_at / 1000, 'unixepoch') AS day,
+              json_extract(r.raw, '$.platformJson.model') AS model,
+              count(*) AS messages, count(DISTINCT m.thread) AS conversations,
+              total(json_extract(r.raw, '$.platformJson.usage.inputTokens')) AS inputTokens,
+              total(json_extract(r.raw, '$.platformJson.usage.outputTokens')) AS outputTokens
+       FROM records r JOIN messages m ON m.record_id = r.id
+       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
+         AND json_type(r.raw, '$.platformJson.usage.inputTokens') IN ('integer', 'real')${and}
+       GROUP BY day, model ORDER BY day, model`,
+      filter.since ?? 0,
+      ...scoped,
+    )
   }
 
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
