@@ -19,7 +19,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
-import { batchBodySpans } from '../packages/collector/src/batch-body-spans'
+import { batchBodySpans } from '../packages/collector/src/http/batch-body-spans'
 import { normalizeRecord, SqliteRecordStore, validateRecord } from '../packages/collector/src/index'
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 20_000)

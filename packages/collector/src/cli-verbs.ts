@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util'
-import { eraseUser } from './lifecycle'
-import { LiveFeed } from './live-feed'
-import { hashPassword } from './password'
-import { isPostgresUrl, PgRecordStore } from './pg-store'
-import { SqliteRecordStore } from './sqlite-store'
+import { hashPassword } from './access/password'
+import { LiveFeed } from './live/live-feed'
+import { eraseUser } from './ops/lifecycle'
+import { isPostgresUrl, PgRecordStore } from './store/postgres/pg-store'
+import { SqliteRecordStore } from './store/sqlite/sqlite-store'
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []

@@ -2,7 +2,7 @@
 import { eraseUserVerb, hashPasswordVerb } from './cli-verbs'
 import { startCollector } from './collector'
 import { parseCommandLine, USAGE } from './config'
-import { isPostgresUrl, redactUrl } from './pg-store'
+import { isPostgresUrl, redactUrl } from './store/postgres/pg-store'
 
 async function main(): Promise<void> {
   const verb = process.argv[2]

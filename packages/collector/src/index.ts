@@ -1,22 +1,41 @@
-export { type Access, type AuditDraft, ROUTE_RULES, type RouteRule } from './access-rules'
-export { type Principal, validateAuth } from './auth'
-export { type BotInfo, DEMO_BOT } from './bot-registry'
+export { type Access, type AuditDraft, ROUTE_RULES, type RouteRule } from './access/access-rules'
+export { type Principal, validateAuth } from './access/auth'
+export { type BotInfo, DEMO_BOT } from './access/bot-registry'
+export { hashPassword, verifyPassword } from './access/password'
 export { type Collector, DEFAULT_PORT, isLoopbackHost, NO_AUTH_HELP, startCollector } from './collector'
 export { loadConfigFile, parseCommandLine } from './config'
 export { type CollectorErrorCode, RequestError } from './errors'
+export { MESSENGER_WEBHOOK_PATH, verifyHubSignature } from './http/messenger-webhook'
 export {
+  BATCH_HEADER,
+  type BatchAnswer,
+  type BatchLimits,
+  type BatchResult,
+  batchAdvertisement,
+  DEFAULT_BATCH_LIMITS,
+} from './http/track-batch-route'
+export {
+  ANONYMOUS_USER,
   LEGACY_PLATFORMS,
   LEGACY_TYPES,
   type LegacyPlatform,
   type LegacyType,
   type RecordPlatform,
   type StoredRecordType,
-} from './legacy-records'
-export { type LogOption, REDACT_PATHS } from './logging'
-export { MESSENGER_WEBHOOK_PATH, verifyHubSignature } from './messenger-webhook'
-export { CollectorMetrics } from './metrics'
-export type { EventFields, MessageButton, NormalizedMessage } from './normalize'
-export { normalizeRecord } from './normalize'
+} from './ingest/legacy-records'
+export type { EventFields, MessageButton, NormalizedMessage } from './ingest/normalize'
+export { normalizeRecord } from './ingest/normalize'
+export {
+  API_VERSIONS,
+  PLATFORMS,
+  parseTrackQuery,
+  RECORD_TYPES,
+  type TrackQuery,
+  validateRecord,
+} from './ingest/validate-record'
+export { postWebhook, type WebhookResult } from './live/webhook-client'
+export { type LogOption, REDACT_PATHS } from './ops/logging'
+export { CollectorMetrics } from './ops/metrics'
 export type {
   AuthOptions,
   AuthToken,
@@ -27,9 +46,8 @@ export type {
   Role,
   WebhookRetryOptions,
 } from './options'
-export { hashPassword, verifyPassword } from './password'
-export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './pg-store'
-export { SqliteRecordStore } from './sqlite-store'
+export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './store/postgres/pg-store'
+export { SqliteRecordStore } from './store/sqlite/sqlite-store'
 export type {
   AddResult,
   AuditEntry,
@@ -48,22 +66,5 @@ export type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
-} from './store'
-export { StoreUnavailableError } from './store-unavailable'
-export {
-  BATCH_HEADER,
-  type BatchAnswer,
-  type BatchLimits,
-  type BatchResult,
-  batchAdvertisement,
-  DEFAULT_BATCH_LIMITS,
-} from './track-batch-route'
-export {
-  API_VERSIONS,
-  PLATFORMS,
-  parseTrackQuery,
-  RECORD_TYPES,
-  type TrackQuery,
-  validateRecord,
-} from './validate-record'
-export { postWebhook, type WebhookResult } from './webhook-client'
+} from './store/store'
+export { StoreUnavailableError } from './store/store-unavailable'

@@ -1,4 +1,4 @@
-import type { RecordStore } from './store'
+import type { MessengerPageConfig, RecordStore } from './store/store'
 
 /**
  * A bot registered with the collector: records posted with its `apiKey` belong to it, and the
@@ -21,23 +21,7 @@ export interface BotConfig {
   retainDays?: number
 }
 
-/**
- * What a Messenger page connection needs: what Facebook's OAuth flow would produce (spec:
- * "What the service does", item 6). Messenger then posts the page's live traffic to
- * `{collector.url}/messenger/webhook`.
- *
- * @example { pageId: '1234567890', appSecret: process.env.FB_APP_SECRET!, verifyToken: 'my-verify-token' }
- */
-export interface MessengerPageConfig {
-  /** The Facebook page id (`entry[].id` of the webhook body). */
-  pageId: string
-  /** The app secret: `X-Hub-Signature-256` is an HMAC of the raw body with it. Never shown or logged. */
-  appSecret: string
-  /** The token you typed into the app's webhook settings; the subscription challenge must present it. */
-  verifyToken: string
-  /** Name of the bot the page's records belong to. Default `messenger-<pageId>` (registered on the fly). */
-  bot?: string
-}
+export type { MessengerPageConfig } from './store/store'
 
 /** Retry policy of webhook calls (pause, unpause, operator message). */
 export interface WebhookRetryOptions {
@@ -75,7 +59,7 @@ export interface CollectorOptions {
    * Structured JSON logs (pino), secrets redacted: a level (on stdout), `{ level, stream }`, your
    * own pino logger, or false for none. Default level `warn`; the CLI logs `info` (one line per request).
    */
-  log?: import('./logging').LogOption
+  log?: import('./ops/logging').LogOption
   /**
    * SQLite file path, `:memory:`, or a PostgreSQL URL (`postgres://user:pass@host:5432/db`) for
    * several collectors on one database. Default `:memory:`. Ignored when `store` is given.
@@ -87,7 +71,7 @@ export interface CollectorOptions {
    *
    * @example startCollector({ db: 'postgres://…', postgres: { queryTimeoutMs: 5_000 } })
    */
-  postgres?: import('./pg-store').PgStoreOptions
+  postgres?: import('./store/postgres/pg-store').PgStoreOptions
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore
   /** Registered bots. */

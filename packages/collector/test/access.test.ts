@@ -6,9 +6,9 @@
 import { Writable } from 'node:stream'
 import { type Collector, startCollector } from '@convotrack/collector'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findRule, ROUTE_RULES } from '../src/access-rules'
+import { findRule, ROUTE_RULES } from '../src/access/access-rules'
+import { SESSION_COOKIE, SessionSigner } from '../src/access/sessions'
 import type { Role } from '../src/options'
-import { SESSION_COOKIE, SessionSigner } from '../src/sessions'
 import { type PostgresServer, startPostgres } from './support/postgres'
 import { openStream, PASSWORD, passwordHash, type Receiver, rawRequest, say, startReceiver } from './support/team'
 

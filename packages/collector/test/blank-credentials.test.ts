@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { BLANKED, blankRecordCredentials } from '../src/blank-credentials'
+import { BLANKED, blankRecordCredentials } from '../src/ingest/blank-credentials'
 
 describe('blankRecordCredentials (core’s credential names, at ingest)', () => {
   it('blanks non-empty strings and numbers under credential names, anywhere, and says where', () => {

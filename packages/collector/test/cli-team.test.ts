@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseCommandLine } from '@convotrack/collector'
 import { describe, expect, it } from 'vitest'
-import { verifyPassword } from '../src/password'
+import { verifyPassword } from '../src/access/password'
 
 const root = fileURLToPath(new URL('../../..', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'ct-cli-team-'))

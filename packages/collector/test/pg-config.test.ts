@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isPostgresUrl, PgRecordStore, parseCommandLine } from '@convotrack/collector'
 import { describe, expect, it } from 'vitest'
-import { redactUrl } from '../src/pg-store'
+import { redactUrl } from '../src/store/postgres/pg-store'
 
 const deployBots = fileURLToPath(new URL('../deploy/bots.json', import.meta.url))
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { normalizeRecord, SqliteRecordStore } from '@convotrack/collector'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { batchBodySpans } from '../src/batch-body-spans'
+import { batchBodySpans } from '../src/http/batch-body-spans'
 
 const keep: object[] = []
 

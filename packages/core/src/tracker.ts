@@ -9,6 +9,7 @@ import {
   type TransportError,
 } from './errors'
 import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './exit-flush'
+import { type Feedback, feedbackEvent } from './feedback'
 import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
 import { Ledger } from './ledger'
@@ -192,6 +193,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
         options.onRecord,
       )
     return this.track(platform, 'event', options, eventShape, event, undefined)
+  }
+
+  feedback(feedback: Feedback, options: EventOptions = {}): boolean {
+    return this.logEvent(feedbackEvent(feedback), options)
   }
 
   setNotHandled(): void {

@@ -5,7 +5,7 @@
  */
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { hashPassword } from '../../src/password'
+import { hashPassword } from '../../src/access/password'
 
 export interface Receiver {
   url: string

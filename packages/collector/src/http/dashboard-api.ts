@@ -1,0 +1,174 @@
+import express, { type Request, type Response, type Router } from 'express'
+import { inScope, principalOf, scopeOf } from '../access/auth'
+import type { BotRegistry } from '../access/bot-registry'
+import { RequestError } from '../errors'
+import type { LiveFeed } from '../live/live-feed'
+import { OperatorLog } from '../live/operator-log'
+import type { Takeover } from '../live/takeover'
+import type { MessengerPageConfig } from '../options'
+import type { ReadFilter, RecordStore } from '../store/store'
+
+/** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
+const TRANSCRIPT_PAGE = 500
+
+const BUCKETS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }
+
+/** `?bot=` and the caller's bot scope (the access gate refused bots out of scope already). */
+function filterOf(req: Request, res: Response): ReadFilter {
+  const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
+  const bots = scopeOf(res)
+  return { ...(bot === undefined ? {} : { bot }), ...(bots === undefined ? {} : { bots }) }
+}
+
+function intParam(req: Request, name: string): number | undefined {
+  const v = req.query[name]
+  if (typeof v !== 'string' || v === '') return undefined
+  const n = Number(v)
+  if (!Number.isFinite(n)) throw new RequestError(400, 'invalid_request', `query \`${name}\` must be a number`, name)
+  return n
+}
+
+function requiredString(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new RequestError(400, 'invalid_request', `\`${path}\` is required`, path)
+  return value
+}
+
+/**
+ * The dashboard's read API and takeover actions, under `/api`. JSON in, JSON out; errors are
+ * `{ error: { code, message, path } }`. Sign-in, roles and bot scope are checked before, by the
+ * access gate (`auth.ts`, `access-rules.ts`); list queries here are filtered to the caller's bots.
+ *
+ * @example app.use('/api', dashboardApi({ bots, store, feed, takeover, messenger }))
+ */
+export function dashboardApi(deps: {
+  bots: BotRegistry
+  store: RecordStore
+  feed: LiveFeed
+  takeover: Takeover
+  messenger: {
+    list(): Array<{ pageId: string; bot: string }>
+    connect(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
+  }
+  webhookUrl: () => string
+}): Router {
+  const api = express.Router()
+  api.use(express.json({ limit: '64kb' }))
+  const operator = new OperatorLog()
+
+  api.get('/bots', (_req, res) => {
+    res.json(deps.bots.list().filter((b) => inScope(res, b.name)))
+  })
+  api.get('/stats', async (req, res) => {
+    const filter = filterOf(req, res)
+    res.json({ ...(await deps.store.counts(filter)), bot: filter.bot ?? null, streams: deps.feed.size })
+  })
+  api.get('/stream', (req, res) => {
+    deps.feed.attach(req, res, filterOf(req, res).bot, { bots: scopeOf(res), session: principalOf(res).session?.id })
+  })
+  api.get('/messages', async (req, res) => {
+    res.json(
+      operator.mark(
+        await deps.store.recent({
+          ...filterOf(req, res),
+          limit: intParam(req, 'limit'),
+          afterId: intParam(req, 'afterId'),
+        }),
+      ),
+    )
+  })
+  api.get('/conversations', async (req, res) => {
+    res.json(await deps.store.conversations({ ...filterOf(req, res), limit: intParam(req, 'limit') }))
+  })
+  api.get('/transcript', async (req, res) => {
+    const bot = requiredString(req.query.bot, 'bot')
+    const thread = requiredString(req.query.thread, 'thread')
+    const info = deps.bots.list().find((b) => b.name === bot)
+    if (!info) throw new RequestError(404, 'not_found', `no bot named "${bot}"`, 'bot')
+    const limit = Math.min(Math.max(1, Math.floor(intParam(req, 'limit') ?? TRANSCRIPT_PAGE)), 5000)
+    const beforeId = intParam(req, 'beforeId')
+    // One more than asked tells whether an older page exists.
+    const [page, paused, audited] = await Promise.all([
+      deps.store.transcript(bot, thread, { limit: limit + 1, ...(beforeId !== undefined ? { beforeId } : {}) }),
+      deps.store.paused(bot, thread),
+      operator.fromAudit(deps.store, bot, thread),
+    ])
+    const messages = page.length > limit ? page.slice(page.length - limit) : page
+    const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
+    res.json({ bot: info, thread, paused, messages: operator.mark(messages, audited), olderBeforeId })
+  })
+  api.get('/records/:id', async (req, res) => {
+    const record = await deps.store.record(Number(req.params.id))
+    if (!record) throw new RequestError(404, 'not_found', `no record ${req.params.id}`, 'id')
+    res.json({ ...record, raw: JSON.parse(record.raw) })
+  })
+  api.get('/reports/not-handled', async (req, res) => {
+    res.json(await deps.store.notHandled(filterOf(req, res)))
+  })
+  api.get('/reports/intents', async (req, res) => {
+    res.json(await deps.store.intents(filterOf(req, res)))
+  })
+  api.get('/reports/events', async (req, res) => {
+    res.json(await deps.store.events(filterOf(req, res)))
+  })
+  api.get('/reports/segments', async (req, res) => {
+    res.json(await deps.store.segments(filterOf(req, res)))
+  })
+  api.get('/reports/timeline', async (req, res) => {
+    const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
+    const bucketMs = BUCKETS[name]
+    if (!bucketMs)
+      throw new RequestError(400, 'invalid_request', 'query `bucket` must be minute, hour or day', 'bucket')
+    res.json(await deps.store.timeline({ ...filterOf(req, res), bucketMs, since: intParam(req, 'since') }))
+  })
+
+  api.post('/pause', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    if (typeof body.paused !== 'boolean')
+      throw new RequestError(400, 'invalid_request', '`paused` must be true or false', 'paused')
+    res.json(
+      await deps.takeover.setPaused(
+        requiredString(body.bot, 'bot'),
+        requiredString(body.thread, 'thread'),
+        body.paused,
+      ),
+    )
+  })
+  api.post('/operator-message', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    const bot = requiredString(body.bot, 'bot')
+    const thread = requiredString(body.thread, 'thread')
+    const text = requiredString(body.text, 'text')
+    const sent = { bot, thread, text, sentAt: Date.now() }
+    // Remembered before the call: the bot tracks its copy while this request is still open.
+    operator.sent(sent)
+    let result: { attempts: number }
+    try {
+      result = await deps.takeover.sendMessage(bot, thread, text)
+    } catch (e) {
+      operator.forget(sent)
+      throw e
+    }
+    deps.feed.publish('operator', sent, bot)
+    res.json({ ...result, sentAt: sent.sentAt })
+  })
+
+  api.get('/messenger-pages', (_req, res) => {
+    res.json({ webhookUrl: deps.webhookUrl(), pages: deps.messenger.list().filter((p) => inScope(res, p.bot)) })
+  })
+  api.post('/messenger-pages', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    const page: MessengerPageConfig = {
+      pageId: requiredString(body.pageId, 'pageId'),
+      appSecret: requiredString(body.appSecret, 'appSecret'),
+      verifyToken: requiredString(body.verifyToken, 'verifyToken'),
+    }
+    if (typeof body.bot === 'string' && body.bot.trim() !== '') page.bot = body.bot.trim()
+    res.status(201).json({ ...(await deps.messenger.connect(page)), webhookUrl: deps.webhookUrl() })
+  })
+
+  api.use((_req, _res) => {
+    throw new RequestError(404, 'not_found', 'no such API route', '')
+  })
+  return api
+}

@@ -1,0 +1,1072 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import type { NormalizedMessage } from '../../ingest/normalize'
+import type {
+  AddResult,
+  AuditEntry,
+  ConversationSummary,
+  ErasureResult,
+  EventsReport,
+  IncomingRecord,
+  IntentLine,
+  MessengerPageConfig,
+  NotHandledLine,
+  PauseState,
+  ReadFilter,
+  RecordStore,
+  Segment,
+  StoreChange,
+  StoredMessage,
+  StoredRecord,
+  TimelineBucket,
+} from '../store'
+import {
+  type ConversationRow,
+  clampLimit,
+  eventsReport,
+  type MessageRow,
+  type MessengerPageRow,
+  pagedRecords,
+  segmentsOf,
+  toConversation,
+  toMessage,
+  toMessengerPage,
+} from '../store-rows'
+import { StoreUnavailableError } from '../store-unavailable'
+import { migrate } from './pg-migrations'
+
+/** Options of {@link PgRecordStore.open}. */
+export interface PgStoreOptions {
+  /** Most connections the pool opens. Default 10. */
+  maxConnections?: number
+  /**
+   * How long a call waits for a pooled connection (or for a new one to be set up) before the
+   * store reports itself unavailable (503). Default 5 000 ms.
+   */
+  connectionTimeoutMs?: number
+  /**
+   * How long one statement may take before the store gives up on it and reports itself
+   * unavailable (503 + `Retry-After`): a server that hangs instead of going away (frozen, network
+   * black hole) holds no request longer than this. Enforced on both sides: the client discards a
+   * connection whose statement timed out, and the server's `statement_timeout` cancels it. With the
+   * connection wait, a request waits at most `connectionTimeoutMs + queryTimeoutMs` (8 s by
+   * default, below the tracker's 10 s request deadline). Migrations at start are not bounded.
+   * Default 3 000 ms.
+   *
+   * @example await PgRecordStore.open(url, { queryTimeoutMs: 10_000 })
+   */
+  queryTimeoutMs?: number
+  /**
+   * How often the `LISTEN` session (the live feed across instances) checks that the server still
+   * answers (`SELECT 1`, bounded by `queryTimeoutMs`); a hung session is dropped and reconnected,
+   * then catches up. Default 5 000 ms.
+   */
+  listenHeartbeatMs?: number
+  /**
+   * Listen for what other collector processes store (`LISTEN/NOTIFY`), for {@link PgRecordStore.subscribe}.
+   * Default true.
+   */
+  listen?: boolean
+}
+
+/** Is `url` a PostgreSQL connection string (`postgres://` or `postgresql://`)? */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url)
+}
+
+/** The URL with its password masked, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}
+
+const CHANNEL = 'convotrack_changes'
+const ignore = (): void => {}
+/** Message ids per notification: the payload stays far below PostgreSQL's 8 000-byte limit. */
+const IDS_PER_NOTIFY = 400
+/** SQLSTATEs and socket errors that mean "the database is not there right now". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up / shutting down)
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '57014', // query_canceled: statement_timeout (the server is too slow to answer in time)
+])
+const RETRYABLE_TX = new Set(['40001', '40P01']) // serialization failure, deadlock
+/** A commit may land this long after its records' arrival time: the catch-up window reaches back so far. */
+const CATCH_UP_SLACK_MS = 30_000
+/** Other instances' retention steps heard within this time reach the feed as one `expire` per bot. */
+const EXPIRE_GATHER_MS = 250
+/** `application_name` of the LISTEN session (the pool's sessions are `convotrack-collector`). */
+const LISTEN_APPLICATION_NAME = 'convotrack-collector-listen'
+const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000
+const DEFAULT_QUERY_TIMEOUT_MS = 3_000
+const DEFAULT_LISTEN_HEARTBEAT_MS = 5_000
+/** Statement bound of an erasure (an operator's action over a user's whole history), at least `queryTimeoutMs`. */
+const ERASE_STATEMENT_MS = 60_000
+/** pg's error when `query_timeout` elapses: the server did not answer a statement in time. */
+const QUERY_TIMEOUT = /Query read timeout/i
+
+function positiveMs(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`${name} must be a positive number of milliseconds (got ${String(value)})`)
+  return Math.ceil(value)
+}
+
+function isConnectionFault(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | undefined
+  if (!err) return false
+  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true
+  const msg = typeof err.message === 'string' ? err.message : ''
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|not queryable|Query read timeout/i.test(
+    msg,
+  )
+}
+
+/** int8 (count, bigint ids) and numeric (sum of integers) come back as numbers, like SQLite's. */
+const numberTypes = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === 20 || oid === 1700
+      ? (v: string) => Number(v)
+      : (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)) as typeof pg.types.getTypeParser,
+}
+
+const SELECT_MESSAGE = `SELECT m.id, m.record_id, m.bot, m.platform, m.direction, m.user_id, m.conversation_id, m.thread,
+  m.session_id, m.text, m.intent, m.confidence, m.buttons, m.images, m.user_json, m.event_type, m.event_name, m.amount, m.ts,
+  CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
+  FROM convotrack_messages m JOIN convotrack_records r ON r.id = m.record_id`
+
+const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
+  v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
+
+/** PostgreSQL text cannot hold U+0000 (JSON allows "\u0000"): normalized columns get U+FFFD; `raw` keeps the escape. */
+const text = (v: string | null): string | null =>
+  v === null ? null : v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v
+
+/** What SQLite's `json_extract(raw, path)` gives, as text (null when absent or JSON null). */
+function extract(raw: string, path: readonly string[]): string | null {
+  let v: unknown
+  try {
+    v = JSON.parse(raw)
+  } catch {
+    return null
+  }
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return null
+    v = (v as Record<string, unknown>)[key]
+  }
+  if (v === undefined || v === null) return null
+  if (typeof v === 'string') return text(v)
+  if (typeof v === 'boolean') return v ? '1' : '0'
+  if (typeof v === 'number') return String(v)
+  return text(JSON.stringify(v))
+}
+
+type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
+
+/** What a transaction's body runs statements on. */
+interface Sql {
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
+}
+
+interface PendingAdd extends Item {
+  resolve: (result: AddResult) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * A {@link RecordStore} on PostgreSQL (node-postgres pool), for several collector processes
+ * behind one database: idempotency keys are unique per bot across instances, and what one
+ * instance stores reaches the others' live feeds through `LISTEN/NOTIFY`. While the database is
+ * unreachable every method rejects with {@link StoreUnavailableError} (the collector answers 503
+ * with `Retry-After`); the pool and the listener reconnect on their own.
+ *
+ * @example const store = await PgRecordStore.open('postgres://convotrack@127.0.0.1/convotrack')
+ */
+export class PgRecordStore implements RecordStore {
+  /** This process's id in notifications: its own changes are not echoed back to it. */
+  private readonly origin = randomBytes(6).toString('hex')
+  private readonly listeners = new Set<(change: StoreChange) => void>()
+  private pending: PendingAdd[] = []
+  private flushScheduled = false
+  private closed = false
+  private listener: pg.Client | undefined
+  private reconnectTimer: NodeJS.Timeout | undefined
+  private catchUpTimer: NodeJS.Timeout | undefined
+  private expireTimer: NodeJS.Timeout | undefined
+  /** Bots whose records other instances' retention deleted, latest cut-off each, not yet emitted. */
+  private readonly expiring = new Map<string, number>()
+  /** Recently delivered message ids (stored here or notified): a catch-up after a reconnect skips them. */
+  private readonly delivered = new Set<number>()
+  /** When the LISTEN session was lost (epoch ms), until a catch-up covered it. */
+  private lostAt: number | undefined
+  private listening: Promise<void> | undefined
+
+  private heartbeatTimer: NodeJS.Timeout | undefined
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly config: pg.ClientConfig,
+    private readonly heartbeatMs: number,
+    private readonly queryTimeoutMs: number,
+  ) {}
+
+  /**
+   * Connects, applies pending migrations (versioned, idempotent, one instance at a time), and
+   * starts listening for other instances' changes.
+   */
+  static async open(url: string, options: PgStoreOptions = {}): Promise<PgRecordStore> {
+    const queryTimeout = positiveMs(options.queryTimeoutMs, 'queryTimeoutMs', DEFAULT_QUERY_TIMEOUT_MS)
+    const base: pg.ClientConfig = {
+      connectionString: url,
+      application_name: 'convotrack-collector',
+      connectionTimeoutMillis: positiveMs(
+        options.connectionTimeoutMs,
+        'connectionTimeoutMs',
+        DEFAULT_CONNECTION_TIMEOUT_MS,
+      ),
+      keepAlive: true,
+      types: numberTypes,
+    }
+    // Every statement is bounded on both sides: the server cancels it (statement_timeout, a slow
+    // query) and the client stops waiting (query_timeout, a server that does not answer at all).
+    const config: pg.ClientConfig = { ...base, statement_timeout: queryTimeout, query_timeout: queryTimeout }
+    const heartbeat = positiveMs(options.listenHeartbeatMs, 'listenHeartbeatMs', DEFAULT_LISTEN_HEARTBEAT_MS)
+    const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
+    // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
+    pool.on('error', ignore)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout)
+    try {
+      // Migrations (and waiting for another instance's) may take long on a big table: their own
+      // session, without the statement bounds.
+      const client = new pg.Client(base)
+      client.on('error', ignore)
+      try {
+        await client.connect()
+        await migrate(client)
+      } finally {
+        await client.end().catch(() => {})
+      }
+      if (options.listen !== false) await store.startListening()
+    } catch (e) {
+      await pool.end().catch(() => {})
+      throw isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${(e as Error).message}`, e) : e
+    }
+    return store
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(sql, params)).rows
+    } catch (e) {
+      throw this.mapError(e)
+    }
+  }
+
+  private mapError(e: unknown): unknown {
+    if (e instanceof StoreUnavailableError) return e
+    if (this.closed) return new StoreUnavailableError('the store is closed', e)
+    const message = (e as Error | undefined)?.message ?? ''
+    if (QUERY_TIMEOUT.test(message) || (e as { code?: string } | undefined)?.code === '57014')
+      return new StoreUnavailableError(`PostgreSQL does not answer in time (queryTimeoutMs): ${message}`, e)
+    return isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${message}`, e) : e
+  }
+
+  /**
+   * Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded).
+   * `statementMs` replaces `queryTimeoutMs` for this transaction's statements (both sides).
+   */
+  private async transaction<T>(fn: (sql: Sql) => Promise<T>, statementMs?: number): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient
+      try {
+        client = await this.pool.connect()
+      } catch (e) {
+        throw this.mapError(e)
+      }
+      // A checked-out client has no error listener of the pool's: the server going away between
+      // two statements would otherwise be an unhandled 'error' event (a crash). The statement
+      // in flight rejects, which is what we act on.
+      client.on('error', ignore)
+      let broken = false
+      try {
+        await client.query('BEGIN')
+        let sql: Sql = client
+        if (statementMs !== undefined) {
+          const c = client
+          await c.query(`SET LOCAL statement_timeout = ${Math.ceil(statementMs)}`)
+          sql = {
+            query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+              c.query<R>({ text, values, query_timeout: statementMs } as pg.QueryConfig),
+          }
+        }
+        const result = await fn(sql)
+        await client.query('COMMIT')
+        return result
+      } catch (e) {
+        broken = isConnectionFault(e)
+        if (!broken) await client.query('ROLLBACK').catch(() => {})
+        const code = (e as { code?: string }).code
+        if (!broken && code && RETRYABLE_TX.has(code) && attempt < 5) continue
+        throw this.mapError(e)
+      } finally {
+        client.off('error', ignore)
+        client.release(broken)
+      }
+    }
+  }
+
+  /** A transaction of an operator's action (erasure): its statements get ERASE_STATEMENT_MS. */
+  private operatorTransaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.transaction(fn, Math.max(this.queryTimeoutMs, ERASE_STATEMENT_MS))
+  }
+
+  private async notify(client: Sql, payload: Record<string, unknown>): Promise<void> {
+    if (this.closed) return
+    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ o: this.origin, ...payload })])
+  }
+
+  // ------------------------------------------------------------------ writes
+
+  /**
+   * Group commit: records arriving together (concurrent requests) share one transaction. A
+   * failing group is retried record by record, so one bad record fails only itself.
+   */
+  async add(record: IncomingRecord, messages: NormalizedMessage[]): Promise<AddResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, messages, resolve, reject })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(() => this.flushPending())
+      }
+    })
+  }
+
+  private flushPending(): void {
+    this.flushScheduled = false
+    const batch = this.pending.splice(0, 1000)
+    if (this.pending.length > 0) {
+      this.flushScheduled = true
+      setImmediate(() => this.flushPending())
+    }
+    if (batch.length === 0) return
+    this.addMany(batch).then(
+      (results) => {
+        for (const [i, item] of batch.entries()) item.resolve(results[i] as AddResult)
+      },
+      async (error) => {
+        if (error instanceof StoreUnavailableError || batch.length === 1) {
+          for (const item of batch) item.reject(error)
+          return
+        }
+        for (const item of batch) await this.addMany([item]).then((r) => item.resolve(r[0] as AddResult), item.reject)
+      },
+    )
+  }
+
+  async addMany(items: ReadonlyArray<Item>): Promise<AddResult[]> {
+    if (items.length === 0) return []
+    const results = await this.transaction(async (client) => {
+      // Ids for every record and message up front, one round trip (a duplicate's ids stay unused).
+      const [recordIds, allMessageIds] = await nextIds(
+        client,
+        items.length,
+        items.reduce((n, i) => n + i.messages.length, 0),
+      )
+      let cursor = 0
+      const messageIdsOf = items.map((i) => {
+        const from = cursor
+        cursor += i.messages.length
+        return allMessageIds.slice(from, cursor)
+      })
+      const inserted = new Set(
+        (
+          await client.query<{ id: number }>(
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key)
+             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+             ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+             RETURNING id`,
+            [
+              recordIds,
+              items.map((i) => i.record.bot),
+              items.map((i) => i.record.platform),
+              items.map((i) => i.record.type),
+              items.map((i) => i.record.v),
+              items.map((i) => i.record.receivedAt),
+              items.map((i) => i.record.raw),
+              items.map((i) => i.record.idempotencyKey ?? null),
+            ],
+          )
+        ).rows.map((r) => r.id),
+      )
+      // Records not inserted were already stored under their (bot, idempotency key): find their ids.
+      const existing = new Map<string, number>()
+      const dupes = items.filter((_, i) => !inserted.has(recordIds[i] as number))
+      if (dupes.length > 0) {
+        const rows = await client.query<{ id: number; bot: string; key: string }>(
+          `SELECT r.id, r.bot, r.idempotency_key AS key FROM convotrack_records r
+           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON r.bot = k.bot AND r.idempotency_key = k.key`,
+          [dupes.map((d) => d.record.bot), dupes.map((d) => d.record.idempotencyKey ?? '')],
+        )
+        for (const r of rows.rows) existing.set(`${r.bot}\n${r.key}`, r.id)
+      }
+      const fresh = items.flatMap((item, i) =>
+        inserted.has(recordIds[i] as number)
+          ? item.messages.map((m, j) => ({
+              item,
+              m,
+              recordId: recordIds[i] as number,
+              id: messageIdsOf[i]?.[j] as number,
+            }))
+          : [],
+      )
+      if (fresh.length > 0) {
+        const col = <T>(f: (x: (typeof fresh)[number]) => T) => fresh.map(f)
+        const ids = col((x) => x.id)
+        // Other instances hear of the new messages when (and only if) this transaction commits.
+        const payloads: string[] = []
+        for (let i = 0; i < ids.length; i += IDS_PER_NOTIFY)
+          payloads.push(JSON.stringify({ o: this.origin, k: 'm', ids: ids.slice(i, i + IDS_PER_NOTIFY) }))
+        await client.query(
+          `WITH ins AS (
+             INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, conversation_id, thread,
+               session_id, text, intent, confidence, buttons, images, user_json, event_type, event_name, amount,
+               event_page, event_source, ts)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+               $8::text[], $9::text[], $10::text[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[],
+               $16::text[], $17::text[], $18::float8[], $19::text[], $20::text[], $21::bigint[])
+           )
+           SELECT pg_notify($22, p) FROM unnest($23::text[]) AS p`,
+          [
+            ids,
+            col((x) => x.recordId),
+            col((x) => x.item.record.bot),
+            col((x) => x.m.platform),
+            col((x) => x.m.direction),
+            col((x) => text(x.m.userId)),
+            col((x) => text(x.m.conversationId)),
+            col((x) => text(x.m.thread)),
+            col((x) => text(x.m.sessionId)),
+            col((x) => text(x.m.text)),
+            col((x) => text(x.m.intent)),
+            col((x) => x.m.confidence),
+            col((x) => json(x.m.buttons)),
+            col((x) => json(x.m.images)),
+            col((x) => json(x.m.userJson)),
+            col((x) => x.m.event?.type ?? null),
+            col((x) => text(x.m.event?.name ?? null)),
+            col((x) => x.m.event?.amount ?? null),
+            col((x) =>
+              x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
+            ),
+            col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            col((x) => x.item.record.receivedAt),
+            CHANNEL,
+            this.closed ? [] : payloads,
+          ],
+        )
+      }
+      return items.map((item, i): AddResult => {
+        const id = recordIds[i] as number
+        if (!inserted.has(id)) {
+          const found = existing.get(`${item.record.bot}\n${item.record.idempotencyKey ?? ''}`)
+          if (found === undefined) throw new Error('record neither stored nor found under its idempotency key')
+          return { id: found, duplicate: true, messages: [] }
+        }
+        const messages = item.messages.map(
+          (m, j): StoredMessage => ({
+            ...m,
+            id: messageIdsOf[i]?.[j] as number,
+            recordId: id,
+            bot: item.record.bot,
+            ts: item.record.receivedAt,
+          }),
+        )
+        return { id, duplicate: false, messages }
+      })
+    })
+    for (const r of results) for (const m of r.messages) this.markDelivered(m.id)
+    return results
+  }
+
+  async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
+    const updatedAt = Date.now()
+    const state = { bot, thread, paused, updatedAt }
+    await this.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO convotrack_pauses (bot, thread, paused, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (bot, thread) DO UPDATE SET paused = excluded.paused, updated_at = excluded.updated_at`,
+        [bot, thread, paused, updatedAt],
+      )
+      await this.notify(client, { k: 'p', s: state })
+    })
+    return state
+  }
+
+  async saveMessengerPage(page: MessengerPageConfig): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO convotrack_messenger_pages (page_id, app_secret, verify_token, bot) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (page_id) DO UPDATE SET app_secret = excluded.app_secret, verify_token = excluded.verify_token, bot = excluded.bot`,
+        [page.pageId, page.appSecret, page.verifyToken, page.bot ?? null],
+      )
+      await this.notify(client, { k: 'mp' })
+    })
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  async record(id: number): Promise<StoredRecord | undefined> {
+    if (!Number.isSafeInteger(id)) return undefined
+    const rows = await this.query<StoredRecord>(
+      'SELECT id, bot, platform, type, v, received_at AS "receivedAt", raw FROM convotrack_records WHERE id = $1',
+      [id],
+    )
+    return rows[0]
+  }
+
+  async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
+    const params: unknown[] = []
+    let where = scope(filter, params, 'm.bot')
+    if (filter.afterId !== undefined) where += ` AND m.id > $${params.push(filter.afterId)}`
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE true${where}
+      ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 100))}) x ORDER BY id ASC`
+    return (await this.query<MessageRow>(sql, params)).map(toMessage)
+  }
+
+  async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
+    const params: unknown[] = []
+    const where = scope(filter, params)
+    const rows = await this.query<ConversationRow & { paused: boolean | null }>(
+      `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
+       FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
+               max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
+               max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
+             FROM convotrack_messages WHERE true${where} GROUP BY bot, thread) c
+       JOIN convotrack_messages m ON m.id = c.last_id
+       LEFT JOIN convotrack_pauses p ON p.bot = m.bot AND p.thread = m.thread
+       ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
+      params,
+    )
+    return rows.map((r) => toConversation(r, r.paused === true))
+  }
+
+  async transcript(
+    bot: string,
+    thread: string,
+    options: { limit?: number; beforeId?: number } = {},
+  ): Promise<StoredMessage[]> {
+    const params: unknown[] = [bot, thread]
+    const before = options.beforeId !== undefined ? `AND m.id < $${params.push(options.beforeId)}` : ''
+    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = $1 AND m.thread = $2 ${before}
+      ORDER BY m.id DESC LIMIT $${params.push(clampLimit(options.limit, 500))}) x ORDER BY id ASC`
+    return (await this.query<MessageRow>(sql, params)).map(toMessage)
+  }
+
+  /**
+   * Inputs the bot did not handle: incoming messages marked NotHandled, and the incoming
+   * message each outgoing NotHandled reply answered (the latest incoming message before it in
+   * the same bot and thread). Each input counts once, grouped by text (case and surrounding
+   * spaces aside). The same query as SQLite's; the (bot, thread, id) index serves the lookup back.
+   */
+  async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
+    const params: unknown[] = []
+    const incoming = scope(filter, params)
+    const replies = scope(filter, params, 'o.bot')
+    return this.query<NotHandledLine>(
+      `WITH nh (id) AS (
+         SELECT id FROM convotrack_messages WHERE intent = 'NotHandled' AND direction = 'incoming'${incoming}
+         UNION
+         SELECT (SELECT max(i.id) FROM convotrack_messages i
+                 WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming' AND i.id < o.id)
+         FROM convotrack_messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing'${replies}
+       )
+       SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS "lastTs",
+              array_agg(DISTINCT bot) AS bots
+       FROM convotrack_messages WHERE id IN (SELECT id FROM nh WHERE id IS NOT NULL)
+       GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, "lastTs" DESC LIMIT 500`,
+      params,
+    )
+  }
+
+  async intents(filter: ReadFilter): Promise<IntentLine[]> {
+    const params: unknown[] = []
+    const and = scope(filter, params)
+    return this.query<IntentLine>(
+      `SELECT intent, count(*) AS count, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
+              count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, avg(confidence) AS "avgConfidence"
+       FROM convotrack_messages WHERE intent IS NOT NULL AND direction != 'event'${and}
+       GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
+      params,
+    )
+  }
+
+  async events(filter: ReadFilter): Promise<EventsReport> {
+    const p: unknown[] = []
+    const and = scope(filter, p)
+    const byName = (type: string) =>
+      this.query<{ name: string; count: number; total: number | null }>(
+        `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM convotrack_messages
+         WHERE event_type = '${type}'${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
+        p,
+      )
+    const [custom, revenue, shares, pageLaunches, referrals] = await Promise.all([
+      byName('customEvent'),
+      byName('revenueEvent'),
+      byName('shareEvent'),
+      this.query<{ page: string; count: number }>(
+        `SELECT coalesce(event_page, event_name) AS page, count(*) AS count FROM convotrack_messages
+         WHERE event_type = 'pageLaunchEvent'${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
+        p,
+      ),
+      this.query<{ source: string; count: number }>(
+        `SELECT coalesce(event_source, '(none)') AS source, count(*) AS count FROM convotrack_messages
+         WHERE event_type = 'referralEvent'${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
+        p,
+      ),
+    ])
+    return eventsReport({ custom, revenue, shares, pageLaunches, referrals })
+  }
+
+  async segments(filter: ReadFilter): Promise<Segment[]> {
+    // The latest metadata each user sent: that's who they are now.
+    const params: unknown[] = []
+    const and = scope(filter, params)
+    const rows = await this.query<{ user_json: string }>(
+      `SELECT m.user_json FROM convotrack_messages m
+       JOIN (SELECT bot, user_id, max(id) AS id FROM convotrack_messages WHERE user_json IS NOT NULL${and}
+             GROUP BY bot, user_id) u ON u.id = m.id ORDER BY m.id`,
+      params,
+    )
+    return segmentsOf(rows.map((r) => r.user_json))
+  }
+
+  async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
+    const bucket = Math.max(1000, Math.floor(filter.bucketMs))
+    const params: unknown[] = [filter.since ?? 0]
+    const and = scope(filter, params)
+    return this.query<TimelineBucket>(
+      // The bucket is an integer we made: inlined, bigint division like SQLite's integer division.
+      `SELECT (ts / ${bucket}) * ${bucket} AS t, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
+              count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, count(*) FILTER (WHERE direction = 'event') AS events
+       FROM convotrack_messages WHERE ts >= $1${and} GROUP BY 1 ORDER BY 1`,
+      params,
+    )
+  }
+
+  async paused(bot: string, thread: string): Promise<boolean> {
+    const rows = await this.query<{ paused: boolean }>(
+      'SELECT paused FROM convotrack_pauses WHERE bot = $1 AND thread = $2',
+      [bot, thread],
+    )
+    return rows[0]?.paused === true
+  }
+
+  async messengerPages(): Promise<MessengerPageConfig[]> {
+    const rows = await this.query<MessengerPageRow>(
+      'SELECT page_id, app_secret, verify_token, bot FROM convotrack_messenger_pages ORDER BY page_id',
+    )
+    return rows.map(toMessengerPage)
+  }
+
+  async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
+    const p: unknown[] = []
+    const and = scope(filter, p)
+    const rows = await this.query<{ records: number; messages: number }>(
+      `SELECT (SELECT count(*) FROM convotrack_records WHERE true${and}) AS records,
+              (SELECT count(*) FROM convotrack_messages WHERE true${and}) AS messages`,
+      p,
+    )
+    return { records: rows[0]?.records ?? 0, messages: rows[0]?.messages ?? 0 }
+  }
+
+  // ------------------------------------------------------------------ lifecycle and audit
+
+  /**
+   * Erases one end user of one bot in one transaction: every record that carried one of their
+   * messages (with all its messages), the pause state of their threads, the details of audit
+   * entries about them. Other instances' dashboards hear of it (an `erase` change).
+   */
+  async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
+    // An operator's action that may delete a very active user's whole history: its statements
+    // get ERASE_STATEMENT_MS, not the request bound meant for ingestion and dashboard reads.
+    return this.operatorTransaction(async (client) => {
+      const threads = (
+        await client.query<{ thread: string }>(
+          `SELECT thread FROM convotrack_messages WHERE bot = $1 AND user_id = $2 GROUP BY thread ORDER BY min(id)`,
+          [bot, text(userId)],
+        )
+      ).rows.map((r) => r.thread)
+      // Both deletes in one statement: the records' ids never leave the database, and the
+      // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
+      const gone = (
+        await client.query<{ records: number; messages: number }>(
+          `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
+                m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
+                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+           SELECT (SELECT count(*) FROM r) AS records, (SELECT count(*) FROM m) AS messages`,
+          [bot, text(userId)],
+        )
+      ).rows[0]
+      const about = [text(userId), ...threads]
+      await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
+      await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
+        bot,
+        about,
+      ])
+      const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
+      // A user id too long for a notification's payload goes by its threads only.
+      await this.notify(client, {
+        k: 'e',
+        bot,
+        userId: Buffer.byteLength(userId) <= 2_000 ? userId : '',
+        threads: capped(threads),
+      })
+      return result
+    })
+  }
+
+  /** One user's records in arrival order, in keyset pages of 500 (bounded memory whatever their number). */
+  async *exportUser(bot: string, userId: string): AsyncIterable<StoredRecord> {
+    yield* pagedRecords((after) =>
+      this.query<StoredRecord>(
+        `SELECT r.id, r.bot, r.platform, r.type, r.v, r.received_at AS "receivedAt", r.raw
+       FROM convotrack_records r WHERE r.id IN (
+         SELECT DISTINCT record_id FROM convotrack_messages WHERE bot = $1 AND user_id = $2 AND record_id > $3
+         ORDER BY record_id LIMIT 500)
+       ORDER BY r.id`,
+        [bot, text(userId), after],
+      ),
+    )
+  }
+
+  /**
+   * Retention step: at most `limit` of the oldest records received before `before`, with their
+   * messages, in one transaction. Rows another instance is deleting right now are skipped (it
+   * has them), so instances sweeping together don't wait on each other.
+   */
+  async deleteOlderThan(opts: {
+    before: number
+    bot?: string
+    exceptBots?: readonly string[]
+    limit: number
+  }): Promise<number> {
+    const params: unknown[] = [opts.before]
+    let where = ''
+    if (opts.bot !== undefined) where += ` AND bot = $${params.push(opts.bot)}`
+    if (opts.exceptBots?.length) where += ` AND bot <> ALL($${params.push([...opts.exceptBots])}::text[])`
+    const limit = `$${params.push(Math.max(1, Math.floor(opts.limit)))}`
+    return this.transaction(async (client) => {
+      const rows = (
+        await client.query<{ bot: string; n: number }>(
+          // A data-modifying WITH runs to completion whether or not its output is read (m).
+          `WITH doomed AS (
+             SELECT id FROM convotrack_records WHERE received_at < $1${where}
+             ORDER BY received_at LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+                m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
+                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING bot)
+           SELECT bot, count(*) AS n FROM r GROUP BY bot ORDER BY bot`,
+          params,
+        )
+      ).rows
+      const n = rows.reduce((t, r) => t + r.n, 0)
+      if (n > 0) await this.notify(client, { k: 'x', bots: capped(rows.map((r) => r.bot)), before: opts.before })
+      return n
+    })
+  }
+
+  async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
+    const rows = await this.query<{ id: number }>(
+      `INSERT INTO convotrack_audit (ts, actor, action, bot, target, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [
+        entry.ts,
+        text(entry.actor),
+        text(entry.action),
+        text(entry.bot),
+        text(entry.target),
+        entry.detail === null ? null : JSON.stringify(entry.detail),
+      ],
+    )
+    return { ...entry, id: rows[0]?.id as number }
+  }
+
+  async audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]> {
+    const params: unknown[] = []
+    let where = ''
+    if (filter.bots !== undefined) where += ` AND bot = ANY($${params.push([...filter.bots])}::text[])`
+    if (filter.beforeId !== undefined) where += ` AND id < $${params.push(filter.beforeId)}`
+    const rows = await this.query<Omit<AuditEntry, 'detail'> & { detail: string | null }>(
+      `SELECT id, ts, actor, action, bot, target, detail FROM convotrack_audit WHERE true${where}
+       ORDER BY id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
+      params,
+    )
+    return rows.map((r) => ({ ...r, detail: r.detail === null ? null : JSON.parse(r.detail) }))
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1')
+  }
+
+  // ------------------------------------------------------------------ other instances
+
+  /** What other collector processes on this database store and change (see {@link RecordStore.subscribe}). */
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private emit(change: StoreChange): void {
+    for (const l of this.listeners) {
+      try {
+        l(change)
+      } catch (e) {
+        console.error('[convotrack-collector] store change listener failed', e)
+      }
+    }
+  }
+
+  /**
+   * A retention sweep notifies once per step (500 records): its steps' notices are gathered for
+   * EXPIRE_GATHER_MS, so dashboards refresh once per sweep, not once per step.
+   */
+  private expired(bots: string[], before: number): void {
+    for (const bot of bots) this.expiring.set(bot, Math.max(before, this.expiring.get(bot) ?? before))
+    if (this.expireTimer) return
+    this.expireTimer = setTimeout(() => {
+      this.expireTimer = undefined
+      const byBefore = new Map<number, string[]>()
+      for (const [bot, b] of this.expiring) byBefore.set(b, [...(byBefore.get(b) ?? []), bot])
+      this.expiring.clear()
+      for (const [b, list] of byBefore) this.emit({ kind: 'expire', bots: list, before: b })
+    }, EXPIRE_GATHER_MS)
+    this.expireTimer.unref()
+  }
+
+  private markDelivered(id: number): void {
+    this.delivered.add(id)
+    if (this.delivered.size > 400_000) {
+      let drop = this.delivered.size - 200_000
+      for (const old of this.delivered) {
+        if (drop-- <= 0) break
+        this.delivered.delete(old)
+      }
+    }
+  }
+
+  /**
+   * Connects the LISTEN session; on loss it reconnects with backoff and catches up on what it
+   * missed. A server that hangs instead of closing the socket (TCP keepalive cannot see a frozen
+   * process: its kernel still answers) is found by a heartbeat: `SELECT 1` every
+   * `listenHeartbeatMs`, bounded by `queryTimeoutMs`; no answer → the session counts as lost.
+   */
+  private startListening(): Promise<void> {
+    this.listening = (async () => {
+      // Its own name, so operators (and tests) tell the live-feed session from the pool's in pg_stat_activity.
+      const client = new pg.Client({ ...this.config, application_name: LISTEN_APPLICATION_NAME })
+      const lost = () => {
+        if (this.listener !== client) return
+        this.listener = undefined
+        this.lostAt ??= Date.now()
+        if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+        this.heartbeatTimer = undefined
+        // A statement in flight (the heartbeat that timed out) makes end() drop the socket at once.
+        client.end().catch(() => {})
+        this.scheduleReconnect(100)
+      }
+      client.on('error', lost)
+      client.on('end', lost)
+      client.on('notification', (n) => {
+        if (n.channel === CHANNEL && n.payload) void this.onNotification(n.payload)
+      })
+      try {
+        await client.connect()
+        await client.query(`LISTEN ${CHANNEL}`)
+      } catch (e) {
+        client.end().catch(() => {})
+        throw e
+      }
+      if (this.closed) {
+        await client.end().catch(() => {})
+        return
+      }
+      this.listener = client
+      let beating = false
+      if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+      this.heartbeatTimer = setInterval(() => {
+        if (beating || this.listener !== client) return
+        beating = true
+        client.query('SELECT 1').then(() => {
+          beating = false
+        }, lost)
+      }, this.heartbeatMs)
+      this.heartbeatTimer.unref()
+    })()
+    return this.listening
+  }
+
+  private scheduleCatchUp(delayMs: number): void {
+    if (this.closed || this.catchUpTimer) return
+    this.catchUpTimer = setTimeout(async () => {
+      this.catchUpTimer = undefined
+      await this.catchUp().catch(() => this.scheduleCatchUp(Math.min(delayMs * 2, 2_000)))
+    }, delayMs)
+    this.catchUpTimer.unref()
+  }
+
+  private scheduleReconnect(delayMs: number): void {
+    if (this.closed || this.reconnectTimer) return
+    this.reconnectTimer = setTimeout(async () => {
+      this.reconnectTimer = undefined
+      try {
+        await this.startListening()
+      } catch {
+        this.scheduleReconnect(Math.min(delayMs * 2, 2_000))
+        return
+      }
+      // Listening again: a catch-up that fails (the server slow to answer) is retried on its own,
+      // without opening another session.
+      await this.catchUp().catch(() => this.scheduleCatchUp(500))
+    }, delayMs)
+    this.reconnectTimer.unref()
+  }
+
+  /**
+   * Messages whose notification may have been lost (stored while the LISTEN session was down, or
+   * whose read failed) reach the feed too, once. Ids don't follow commit order across instances,
+   * so the window is by arrival time: from CATCH_UP_SLACK_MS before the loss, skipping what was delivered.
+   */
+  private async catchUp(): Promise<void> {
+    const since = this.lostAt
+    if (since === undefined) return
+    let afterId = 0
+    for (let round = 0; round < 100; round++) {
+      const rows = await this.query<MessageRow>(
+        `${SELECT_MESSAGE} WHERE m.ts >= $1 AND m.id > $2 ORDER BY m.id LIMIT 2000`,
+        [since - CATCH_UP_SLACK_MS, afterId],
+      )
+      const missed = rows.map(toMessage).filter((m) => !this.delivered.has(m.id))
+      for (const m of missed) this.markDelivered(m.id)
+      if (missed.length > 0 && this.listeners.size > 0) this.emit({ kind: 'messages', messages: missed })
+      if (rows.length < 2000) break
+      afterId = rows[rows.length - 1]?.id ?? afterId
+    }
+    if (this.lostAt === since) this.lostAt = undefined
+  }
+
+  private async onNotification(payload: string): Promise<void> {
+    let n: {
+      o?: string
+      k?: string
+      ids?: number[]
+      s?: PauseState
+      bot?: string
+      userId?: string
+      threads?: string[]
+      bots?: string[]
+      before?: number
+    }
+    try {
+      n = JSON.parse(payload)
+    } catch {
+      return
+    }
+    if (n.o === this.origin) return
+    if (n.k === 'p' && n.s) this.emit({ kind: 'pause', state: n.s })
+    else if (n.k === 'mp') this.emit({ kind: 'messenger-pages' })
+    else if (n.k === 'e' && typeof n.bot === 'string' && typeof n.userId === 'string')
+      this.emit({ kind: 'erase', bot: n.bot, userId: n.userId, threads: Array.isArray(n.threads) ? n.threads : [] })
+    else if (n.k === 'x' && Array.isArray(n.bots) && typeof n.before === 'number') this.expired(n.bots, n.before)
+    else if (n.k === 'm' && Array.isArray(n.ids)) {
+      const ids = n.ids.filter((id) => !this.delivered.has(id))
+      for (const id of ids) this.markDelivered(id)
+      if (ids.length === 0 || this.listeners.size === 0) return
+      try {
+        const rows = await this.query<MessageRow>(`${SELECT_MESSAGE} WHERE m.id = ANY($1::bigint[]) ORDER BY m.id`, [
+          ids,
+        ])
+        this.emit({ kind: 'messages', messages: rows.map(toMessage) })
+      } catch {
+        // The database went away between the commit and this read: forget them as delivered and
+        // let a catch-up find them (after the reconnect, or shortly when the session survived).
+        for (const id of ids) this.delivered.delete(id)
+        this.lostAt ??= Date.now()
+        if (this.listener) this.scheduleCatchUp(500)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    // Adds already queued are committed first.
+    while (this.pending.length > 0 || this.flushScheduled) await new Promise((r) => setImmediate(r))
+    this.closed = true
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    if (this.catchUpTimer) clearTimeout(this.catchUpTimer)
+    if (this.expireTimer) clearTimeout(this.expireTimer)
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+    await this.listening?.catch(() => {})
+    const listener = this.listener
+    this.listener = undefined
+    await listener?.end().catch(() => {})
+    await this.pool.end().catch(() => {})
+  }
+}
+
+/**
+ * A list carried in a notification, cut so the payload stays far below PostgreSQL's 8 000 bytes
+ * (the bot and user are always sent; a dashboard drops lines by user id as well as by thread).
+ */
+function capped(list: string[]): string[] {
+  const out: string[] = []
+  let bytes = 0
+  for (const v of list) {
+    bytes += Buffer.byteLength(v) + 8
+    if (bytes > 4_000) break
+    out.push(v)
+  }
+  return out
+}
+
+/** `records` record ids and `messages` message ids from their sequences, ascending, in one round trip. */
+async function nextIds(client: Sql, records: number, messages: number): Promise<[number[], number[]]> {
+  const row = (
+    await client.query<{ r: string[]; m: string[] }>(
+      `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_records', 'id')) FROM generate_series(1, $1)) AS r,
+              ARRAY(SELECT nextval(pg_get_serial_sequence('convotrack_messages', 'id')) FROM generate_series(1, $2)) AS m`,
+      [records, messages],
+    )
+  ).rows[0]
+  const sorted = (ids: string[] | undefined) => (ids ?? []).map(Number).sort((a, b) => a - b)
+  return [sorted(row?.r), sorted(row?.m)]
+}
+
+/**
+ * The bot scope of a read as SQL (` AND col = $n AND col = ANY($m)`), its parameters pushed to
+ * `params`. `bots: []` matches nothing, like SQLite's.
+ */
+function scope(filter: ReadFilter, params: unknown[], col = 'bot'): string {
+  let and = ''
+  if (filter.bot !== undefined) and += ` AND ${col} = $${params.push(filter.bot)}`
+  if (filter.bots !== undefined) and += ` AND ${col} = ANY($${params.push([...filter.bots])}::text[])`
+  return and
+}

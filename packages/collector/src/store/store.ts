@@ -1,0 +1,251 @@
+import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
+import type { NormalizedMessage } from '../ingest/normalize'
+
+/** A record as accepted by `POST /track` (or the Messenger webhook). */
+export interface IncomingRecord {
+  bot: string
+  /** The spec's platforms, and the dashbot SDK's others (`microsoft`, `webchat`…). */
+  platform: RecordPlatform
+  /** `incoming` / `outgoing` / `event`, and the dashbot SDK's `all` (Messenger `log()`) and `connect` (Slack bot metadata, no message). */
+  type: StoredRecordType
+  /** As sent: any `MAJOR.MINOR.PATCH-suffix`. */
+  v: string
+  /** The JSON body as received, with platform credentials blanked. */
+  raw: string
+  /** Collector clock, epoch ms. */
+  receivedAt: number
+  /**
+   * The sender's per-record id (`Idempotency-Key` header, or a batch record's `idempotencyKey`):
+   * a record whose (bot, key) is already stored is not stored again. Absent: always stored.
+   */
+  idempotencyKey?: string | undefined
+}
+
+/** What storing one record gave: its id, whether it was a repeat, its stored messages (none for a repeat). */
+export interface AddResult {
+  id: number
+  /** The (bot, idempotencyKey) was already stored: `id` is the stored record's, nothing new was stored. */
+  duplicate: boolean
+  messages: StoredMessage[]
+}
+
+/** A stored message as the read API returns it. */
+export interface StoredMessage extends NormalizedMessage {
+  id: number
+  /** Id of the record it came from (`GET /api/records/:id` gives the raw JSON). */
+  recordId: number
+  bot: string
+  /** Collector clock when the record arrived, epoch ms. */
+  ts: number
+}
+
+/** A stored record: its metadata and the raw platform JSON. */
+export interface StoredRecord extends IncomingRecord {
+  id: number
+}
+
+/** A transcript's summary in the conversations list. */
+export interface ConversationSummary {
+  bot: string
+  platform: RecordPlatform
+  thread: string
+  userId: string
+  messages: number
+  lastText: string | null
+  lastTs: number
+  paused: boolean
+}
+
+/** One line of the NotHandled report: the same input, counted. */
+export interface NotHandledLine {
+  text: string
+  count: number
+  users: number
+  lastTs: number
+  bots: string[]
+}
+
+/** One line of the intents roll-up. */
+export interface IntentLine {
+  intent: string
+  count: number
+  incoming: number
+  outgoing: number
+  /** Average over the messages that carried a confidence; null when none did. */
+  avgConfidence: number | null
+}
+
+/** The events report. */
+export interface EventsReport {
+  custom: Array<{ name: string; count: number }>
+  revenue: { total: number; count: number; byName: Array<{ name: string; total: number; count: number }> }
+  shares: { count: number; byName: Array<{ name: string; count: number }> }
+  pageLaunches: Array<{ page: string; count: number }>
+  referrals: Array<{ source: string; count: number }>
+}
+
+/** Users counted by the values of one `platformUserJson` field (latest metadata per user). */
+export interface Segment {
+  field: string
+  values: Array<{ value: string; users: number }>
+}
+
+/** Messages per time bucket. */
+export interface TimelineBucket {
+  /** Bucket start, epoch ms. */
+  t: number
+  incoming: number
+  outgoing: number
+  events: number
+}
+
+/** Filters shared by the read queries. */
+export interface ReadFilter {
+  /** Only this bot's records. */
+  bot?: string
+  /** Only these bots' records (the signed-in user's scope); combined with `bot`. An empty list matches nothing. */
+  bots?: readonly string[]
+}
+
+/** One line of the audit log: who did what to which bot's conversation. */
+export interface AuditEntry {
+  id: number
+  /** Epoch ms. */
+  ts: number
+  /** User or token name; `local` without auth. */
+  actor: string
+  /** `pause`, `resume`, `operator-message`, `messenger-page`, `erase`. */
+  action: string
+  bot: string | null
+  /** The conversation, user or page acted on. */
+  target: string | null
+  /** Action details (the operator's text, the count erased). */
+  detail: Record<string, unknown> | null
+}
+
+/** What {@link RecordStore.eraseUser} removed. */
+export interface ErasureResult {
+  /** Records removed. */
+  removed: number
+  /** Messages (and events) removed. */
+  messages: number
+  /** Conversations (threads) the user had: stream entries of these are dropped by dashboards. */
+  threads: string[]
+}
+
+/** One page of a transcript: the latest `limit` messages older than `beforeId`. */
+export interface TranscriptPage {
+  /** At most this many messages (default 500, at most 5000). */
+  limit?: number
+  /** Only messages with an id below this one (the cursor of the page before). */
+  beforeId?: number
+}
+
+/** Pause state of one transcript. */
+export interface PauseState {
+  bot: string
+  thread: string
+  paused: boolean
+  updatedAt: number
+}
+
+/** A change made through another process sharing the store (see {@link RecordStore.subscribe}). */
+export type StoreChange =
+  | { kind: 'messages'; messages: StoredMessage[] }
+  | { kind: 'pause'; state: PauseState }
+  | { kind: 'messenger-pages' }
+  /** An end user was erased ({@link RecordStore.eraseUser}): dashboards drop their lines. */
+  | { kind: 'erase'; bot: string; userId: string; threads: string[] }
+  /** Retention deleted these bots' records received before `before` (epoch ms). */
+  | { kind: 'expire'; bots: string[]; before: number }
+
+/**
+ * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a
+ * server database can implement the same interface. Methods may return promises.
+ *
+ * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
+ */
+export interface RecordStore {
+  /**
+   * Stores a record and its messages atomically; returns the stored messages (with ids). Honours
+   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true` and no messages.
+   */
+  add(
+    record: IncomingRecord,
+    messages: NormalizedMessage[],
+  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean }>
+  /**
+   * Stores records with their messages in ONE transaction, in order. A record whose
+   * (bot, idempotencyKey) is already stored (or appears earlier in `items`) is not stored again:
+   * its result has the stored id, `duplicate: true` and `messages: []`.
+   */
+  addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]>
+  /** A record with its raw JSON. */
+  record(id: number): Promise<StoredRecord | undefined>
+  /** Latest messages, newest last; `afterId` for paging forward. */
+  recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]>
+  /** Transcripts, most recently active first. */
+  conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]>
+  /**
+   * The latest `limit` (default 500) messages of a transcript with id < `beforeId` (when given),
+   * returned in arrival order (oldest first). Page back with `beforeId` = the first id returned.
+   */
+  transcript(bot: string, thread: string, options?: TranscriptPage): Promise<StoredMessage[]>
+  notHandled(filter: ReadFilter): Promise<NotHandledLine[]>
+  intents(filter: ReadFilter): Promise<IntentLine[]>
+  events(filter: ReadFilter): Promise<EventsReport>
+  segments(filter: ReadFilter): Promise<Segment[]>
+  timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]>
+  setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState>
+  paused(bot: string, thread: string): Promise<boolean>
+  /** Messenger page connections added from the dashboard, kept across restarts. */
+  saveMessengerPage(page: MessengerPageConfig): Promise<void>
+  messengerPages(): Promise<MessengerPageConfig[]>
+  /** Counts, for the dashboard header and the benchmark; within `filter` when given. */
+  counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
+  /** Erases one end user of one bot: every record, message and event, the pause state of their threads; audit details about them are blanked. */
+  eraseUser(bot: string, userId: string): Promise<ErasureResult>
+  /** One user's records in arrival order, read in pages (bounded memory), for data portability. */
+  exportUser(bot: string, userId: string): AsyncIterable<StoredRecord>
+  /**
+   * Retention: deletes at most `limit` of the oldest records received before `before` (of `bot`, or of
+   * every bot but `exceptBots`), with their messages; returns how many. Called in small steps.
+   */
+  deleteOlderThan(opts: {
+    before: number
+    bot?: string
+    exceptBots?: readonly string[]
+    limit: number
+  }): Promise<number>
+  /** Appends to the audit log. */
+  addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>
+  /** Audit log, newest first; `bots` limits it to those bots' entries (a user scoped to every bot passes no `bots`). */
+  audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]>
+  /** Cheap liveness probe of the database (readiness). */
+  ping(): Promise<void>
+  /**
+   * Optional, for stores shared by several collector processes (a server database): calls
+   * `listener` with what OTHER processes stored or changed, so every instance's live feed shows
+   * it. Returns the unsubscribe function.
+   */
+  subscribe?(listener: (change: StoreChange) => void): () => void
+  close(): Promise<void>
+}
+
+/**
+ * What a Messenger page connection needs: what Facebook's OAuth flow would produce (spec:
+ * "What the service does", item 6). Messenger then posts the page's live traffic to
+ * `{collector.url}/messenger/webhook`.
+ *
+ * @example { pageId: '1234567890', appSecret: process.env.FB_APP_SECRET!, verifyToken: 'my-verify-token' }
+ */
+export interface MessengerPageConfig {
+  /** The Facebook page id (`entry[].id` of the webhook body). */
+  pageId: string
+  /** The app secret: `X-Hub-Signature-256` is an HMAC of the raw body with it. Never shown or logged. */
+  appSecret: string
+  /** The token you typed into the app's webhook settings; the subscription challenge must present it. */
+  verifyToken: string
+  /** Name of the bot the page's records belong to. Default `messenger-<pageId>` (registered on the fly). */
+  bot?: string
+}
