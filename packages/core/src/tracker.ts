@@ -196,7 +196,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   feedback(feedback: Feedback, options: EventOptions = {}): boolean {
-    return this.logEvent(feedbackEvent(feedback), options)
+    let event: TrackedEvent
+    try {
+      event = feedbackEvent(feedback)
+    } catch (error) {
+      return this.rejectInvalid(error, options.platform ?? 'generic', 'event', options.onRecord)
+    }
+    return this.logEvent(event, options)
   }
 
   setNotHandled(): void {
