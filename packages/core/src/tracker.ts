@@ -199,7 +199,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   feedback(feedback: Feedback, options: EventOptions = {}): boolean {
-    return this.logEvent(feedbackEvent(feedback), options)
+    let event: TrackedEvent
+    try {
+      event = feedbackEvent(feedback)
+    } catch (error) {
+      return this.rejectInvalid(error, options.platform ?? 'generic', 'event', options.onRecord)
+    }
+    return this.logEvent(event, options)
   }
 
   setNotHandled(): void {
@@ -405,7 +411,31 @@ class TrackerImpl extends EventEmitter implements Tracker {
     // Full: the call is dropped before any work is spent on it, one drop per record it would make.
     if (this.outlet.full) return this.dropCallFull(platform, type, shape, a, b, o?.onRecord)
     try {
-      return this.serializeAndQueue(platform, type, o, shape, a, b)
+      const turn = this.turns.readable()
+      const ctx: SerializeContext = {
+        sendPlatformCredentials: this.opts.sendPlatformCredentials,
+        messengerEvents: this.opts.messengerEvents,
+        platformUserJson: o?.userMetadata ?? turn?.userMetadata,
+      }
+      const fromTurn = o?.turnIntent === false ? undefined : turn
+      if (o?.intent) ctx.intent = validateIntent(o.intent, 'intent', `${platform} ${type}`)
+      else if (type === 'incoming')
+        ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : fromTurn?.incomingIntent
+      else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
+      const ignore = this.ignore
+      if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
+      const out = shape.serialize(a, b, ctx, type)
+      const v = o?.v ?? this.v
+      const ask = o?.onRecord
+      if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord, ask)
+      if (out.length === 0) {
+        this.ledger.ignored()
+        if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'ignored' })
+        return false
+      }
+      let queued = false
+      for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec, ask)) queued = true
+      return queued
     } catch (error) {
       return this.rejectInvalid(error, platform, type, o?.onRecord)
     }
@@ -461,41 +491,6 @@ class TrackerImpl extends EventEmitter implements Tracker {
       this.reportError(error)
       return false
     }
-  }
-
-  private serializeAndQueue<A, B>(
-    platform: Platform,
-    type: RecordType,
-    o: CallOptions | undefined,
-    shape: RecordShape<A, B>,
-    a: A,
-    b: B,
-  ): boolean {
-    const turn = this.turns.readable()
-    const ctx: SerializeContext = {
-      sendPlatformCredentials: this.opts.sendPlatformCredentials,
-      messengerEvents: this.opts.messengerEvents,
-      platformUserJson: o?.userMetadata ?? turn?.userMetadata,
-    }
-    const fromTurn = o?.turnIntent === false ? undefined : turn
-    if (o?.intent) ctx.intent = validateIntent(o.intent, 'intent', `${platform} ${type}`)
-    else if (type === 'incoming')
-      ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : fromTurn?.incomingIntent
-    else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
-    const ignore = this.ignore
-    if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
-    const out = shape.serialize(a, b, ctx, type)
-    const v = o?.v ?? this.v
-    const ask = o?.onRecord
-    if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord, ask)
-    if (out.length === 0) {
-      this.ledger.ignored()
-      if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'ignored' })
-      return false
-    }
-    let queued = false
-    for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec, ask)) queued = true
-    return queued
   }
 
   /** One serialized record: the ignore list, the wire JSON, `redact`, then the queue. */

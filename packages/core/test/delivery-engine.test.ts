@@ -76,8 +76,18 @@ describe('delivery engine, default options', () => {
   it('503 + Retry-After: the gate holds every request, then all delivered', async () => {
     svc = await startFakeService({}, { unavailable: true, retryAfterSec: 1 })
     tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    // Wait for two probes: retries that come after the first round's (which all fail at once).
+    let firstAt = 0
+    let probes = 0
+    const twoProbes = new Promise<void>((r) =>
+      tracker?.on('retry', () => {
+        const now = Date.now()
+        if (firstAt === 0) firstAt = now
+        else if (now - firstAt >= 500 && ++probes === 2) r()
+      }),
+    )
     for (let i = 0; i < 300; i++) log(tracker)(i, `u${i}`)
-    await new Promise((r) => setTimeout(r, 1_500))
+    await twoProbes
     const during = svc.requests.track
     // The first round (at most the starting limit of 16), then about one probe per Retry-After.
     expect(during).toBeLessThanOrEqual(16 + 8 + 4)
@@ -140,8 +150,11 @@ describe('delivery engine, default options', () => {
   it('a host that accepts connections and never answers: gate, one probe at a time, no attempts burnt; then recovery', async () => {
     svc = await startFakeService({}, { silent: true })
     tracker = createTracker({ apiKey: 'k', baseUrl: svc.url, timeoutMs: 300, retry: { maxAttempts: 2 } })
+    // Several deadlines pass: the first round's, then three probes' (retry events, no clock).
+    let retries = 0
+    const deadlines = new Promise<void>((r) => tracker?.on('retry', () => ++retries === 16 + 3 && r()))
     for (let i = 0; i < 100; i++) log(tracker)(i, `u${i}`)
-    await new Promise((r) => setTimeout(r, 2_000))
+    await deadlines
     const s = tracker.stats()
     expect(s.failed).toBe(0) // 2 attempts each, several deadlines passed: none spent
     expect(s.sent).toBe(0)

@@ -362,3 +362,16 @@ describe('pause state', () => {
     await ok.close()
   })
 })
+
+describe('feedback with a bad score, default (not strict)', () => {
+  it('is reported and counted invalid, never thrown; strict throws it', async () => {
+    const errors: string[] = []
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, onError: (e) => errors.push(e.message) })
+    expect(tracker.feedback({ userId: 'u', score: 9 })).toBe(false)
+    expect(tracker.stats().invalid).toBe(1)
+    expect(errors).toEqual([expect.stringMatching(/`score` must be a whole 1 … 5/)])
+    const strict = createTracker({ apiKey: 'k', baseUrl: sink.url, strict: true })
+    expect(() => strict.feedback({ userId: 'u', score: 9 })).toThrow(InvalidRecordError)
+    await strict.close()
+  })
+})
