@@ -434,3 +434,18 @@ describe('5xx only when the store is down', () => {
     await inner.close()
   })
 })
+
+describe('ids every read route can address', () => {
+  it('a user or conversation id over 1000 characters is refused 400 naming it; 1000 is stored and its transcript and export open', async () => {
+    const url = (await start(undefined)).url
+    const long = await track(url, UNIVERSAL_IN, { text: 'hi', userId: '"'.repeat(1_001) })
+    expect(long.status).toBe(400)
+    expect(long.body.error).toMatchObject({ code: 'invalid_field', path: 'userId' })
+    const conv = await track(url, UNIVERSAL_IN, { text: 'hi', userId: 'u', conversationId: 'c'.repeat(5_000) })
+    expect(conv.body.error).toMatchObject({ code: 'invalid_field', path: 'conversationId' })
+    const id = 'ü"'.repeat(500)
+    const ok = await track(url, UNIVERSAL_IN, { text: 'hi', userId: id })
+    expect(ok.status).toBe(201)
+    await readEverything(url, [ok.body.id as number], [id])
+  })
+})
