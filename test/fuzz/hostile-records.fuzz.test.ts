@@ -6,10 +6,11 @@
  * and HTML tags, Slack mrkdwn, backslash and quote runs, up to 200 kB), credential keys at every
  * depth — posted alone and inside batches. Asserted:
  * - no 5xx while the store is up: every answer is 201 or a 4xx naming the problem;
- * - the event loop is never blocked over 100 ms (`monitorEventLoopDelay`); a request over it
- *   is measured twice more and the least of the three counts, so a machine busy with other
- *   work does not fail the suite while a record that blocks (every time) does — the quadratic
- *   SSML strip took 5 s on 80 000 characters, 50× the bound at these sizes;
+ * - the event loop is never held over 100 ms by one request (`monitorEventLoopDelay`, each gap
+ *   counted only as far as the process spent CPU in it — see LoopWatch — and the least of three
+ *   tries), so a machine busy with other work does not fail the suite while a record that blocks
+ *   does: the quadratic SSML strip spent ~8 s on the 100 000 unclosed tags of the first case,
+ *   80× the bound;
  * - every accepted record is readable through every read route (raw view, messages,
  *   transcript, export, reports);
  * - a batch's good records are all stored, whatever the others hold.
@@ -218,16 +219,73 @@ function plantText(platform: string, type: string, base: Obj, text: string): Obj
 
 // ------------------------------------------------------------------ the collector and its loop
 
-const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
-loop.enable()
-afterAll(() => loop.disable())
+/**
+ * How long the event loop is held, told apart from how long this process waited for a CPU. The
+ * loop's delay (`monitorEventLoopDelay`) is wall time: on a machine running other work it grows
+ * whether or not the collector did anything. So a ticker beside it notes, for every gap between
+ * its turns, the CPU time the process used in that gap; a gap is a hold only as far as it was
+ * spent working: min(gap, CPU used). A record that blocks shows up in both (the quadratic SSML
+ * strip spent 5 s of CPU); a busy machine only in the first.
+ */
+class LoopWatch {
+  private readonly delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+  private readonly ticker: NodeJS.Timeout
+  private last = performance.now()
+  private lastCpu = process.cpuUsage()
+  private worst = 0
+  private waiting: Array<() => void> = []
 
-/** The longest the event loop was held while `work` ran, in ms. */
-async function blockedDuring<T>(work: () => Promise<T>): Promise<{ value: T; blockedMs: number }> {
+  constructor() {
+    this.delay.enable()
+    this.ticker = setInterval(() => this.tick(), 5)
+  }
+
+  private tick(): void {
+    const now = performance.now()
+    const cpu = process.cpuUsage()
+    const used = (cpu.user - this.lastCpu.user + cpu.system - this.lastCpu.system) / 1000
+    this.worst = Math.max(this.worst, Math.min(now - this.last, used))
+    this.last = now
+    this.lastCpu = cpu
+    for (const resolve of this.waiting.splice(0)) resolve()
+  }
+
+  reset(): void {
+    this.delay.reset()
+    this.worst = 0
+    this.last = performance.now()
+    this.lastCpu = process.cpuUsage()
+  }
+
+  /** After the next turn of the ticker (the hold that just ended is then counted): the holds since `reset`. */
+  async read(): Promise<{ wallMs: number; workMs: number }> {
+    await new Promise<void>((resolve) => this.waiting.push(resolve))
+    // The histogram records the time between its timer's turns: its period is not a hold.
+    const wallMs = this.delay.count === 0 ? 0 : Math.max(0, this.delay.max / 1e6 - RESOLUTION_MS)
+    return { wallMs, workMs: Math.min(wallMs, this.worst) }
+  }
+
+  stop(): void {
+    clearInterval(this.ticker)
+    this.delay.disable()
+  }
+}
+
+const loop = new LoopWatch()
+/** The longest hold any request made (the least of its tries), reported at the end. */
+let worst = { wallMs: 0, workMs: 0 }
+afterAll(() => {
+  loop.stop()
+  console.info(
+    `[hostile fuzz] longest event-loop hold by one request: ${worst.workMs.toFixed(1)} ms of work (${worst.wallMs.toFixed(1)} ms of wall time)`,
+  )
+})
+
+/** How long the event loop was held while `work` ran. */
+async function blockedDuring<T>(work: () => Promise<T>): Promise<{ value: T; wallMs: number; workMs: number }> {
   loop.reset()
   const value = await work()
-  // The histogram records the time between the timer's turns: its period is not a block.
-  return { value, blockedMs: loop.count === 0 ? 0 : loop.max / 1e6 - RESOLUTION_MS }
+  return { value, ...(await loop.read()) }
 }
 
 interface Answer {
@@ -246,20 +304,22 @@ async function send(collector: Collector, path: string, body: string): Promise<A
 
 /**
  * Posts and measures; a request that held the loop over the bound is posted twice more and the
- * least of the three counts (a busy machine delays timers at random; a blocking record blocks
- * every time). Every attempt's answer is returned: each stored its records.
+ * least of the three counts (a blocking record blocks every time). Every attempt's answer is
+ * returned: each stored its records.
  */
 async function sendMeasured(collector: Collector, path: string, body: string): Promise<Answer[]> {
   const answers: Answer[] = []
-  let least = Number.POSITIVE_INFINITY
-  for (let attempt = 0; attempt < 3 && least > MAX_BLOCK_MS; attempt++) {
-    const { value, blockedMs } = await blockedDuring(() => send(collector, path, body))
+  let least = { wallMs: Number.POSITIVE_INFINITY, workMs: Number.POSITIVE_INFINITY }
+  for (let attempt = 0; attempt < 3 && least.workMs > MAX_BLOCK_MS; attempt++) {
+    const { value, ...held } = await blockedDuring(() => send(collector, path, body))
     answers.push(value)
-    least = Math.min(least, blockedMs)
+    if (held.workMs < least.workMs) least = held
   }
-  expect(least, `${path} held the event loop ${least.toFixed(0)} ms on each of 3 tries`).toBeLessThanOrEqual(
-    MAX_BLOCK_MS,
-  )
+  if (least.workMs > worst.workMs) worst = least
+  expect(
+    least.workMs,
+    `${path} held the event loop ${least.workMs.toFixed(0)} ms (${least.wallMs.toFixed(0)} ms wall) on each of 3 tries`,
+  ).toBeLessThanOrEqual(MAX_BLOCK_MS)
   return answers
 }
 
@@ -330,7 +390,7 @@ const stores = backends()
 describe.each(stores)('hostile records on $name', (backend) => {
   // Bounded to well under a minute for both stores (PostgreSQL round trips cost more: fewer
   // runs there, the same generators and seed).
-  const runs = Math.ceil(backend.name === 'SQLite' ? RUNS / 2 : RUNS / 5)
+  const runs = Math.ceil(backend.name === 'SQLite' ? RUNS / 2.5 : RUNS / 5)
 
   it('singles: 201 or a 4xx naming the field, never a blocked loop, every accepted record readable everywhere', async () => {
     const db = await backend.db()
