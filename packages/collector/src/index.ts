@@ -15,6 +15,7 @@ export {
   DEFAULT_BATCH_LIMITS,
 } from './http/track-batch-route'
 export {
+  ANONYMOUS_USER,
   LEGACY_PLATFORMS,
   LEGACY_TYPES,
   type LegacyPlatform,
