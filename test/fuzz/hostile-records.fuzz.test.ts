@@ -21,7 +21,8 @@ import { type Collector, startCollector } from '@convotrack/collector'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { GOOD } from '../../packages/collector/test/fixtures'
-import { backends } from '../../packages/collector/test/support/backends'
+import { type Backend, backends } from '../../packages/collector/test/support/backends'
+import { LIST_ROUTES } from '../../packages/collector/test/support/read-routes'
 import { mutated, RUNS } from './support'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 26)
@@ -368,15 +369,7 @@ async function expectReadable(collector: Collector, recordIds: number[], afterId
       .map((l) => JSON.parse(l) as { id: number })
     for (const m of fresh.filter((f) => f.userId === user)) expect(lines.map((l) => l.id)).toContain(m.recordId)
   }
-  for (const path of [
-    '/api/conversations',
-    '/api/stats',
-    '/api/reports/not-handled',
-    '/api/reports/intents',
-    '/api/reports/events',
-    '/api/reports/segments',
-    '/api/reports/timeline?bucket=day',
-  ]) {
+  for (const path of LIST_ROUTES) {
     const report = JSON.parse(await read(collector, path))
     if (path === '/api/reports/events') expect(Number.isFinite(report.revenue.total)).toBe(true)
   }
@@ -384,6 +377,19 @@ async function expectReadable(collector: Collector, recordIds: number[], afterId
 }
 
 // ------------------------------------------------------------------ the properties
+
+/** A collector on a fresh database of `backend`, with the fuzz bot and an admin token. */
+async function start(backend: Backend): Promise<Collector> {
+  const db = await backend.db()
+  return startCollector({
+    port: 0,
+    log: false,
+    demoBot: false,
+    ...(db ? { db } : {}),
+    bots: [{ name: 'fuzz', apiKey: KEY }],
+    auth: { tokens: [{ name: 'fuzz', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
+  })
+}
 
 const stores = backends()
 
@@ -393,15 +399,7 @@ describe.each(stores)('hostile records on $name', (backend) => {
   const runs = Math.ceil(backend.name === 'SQLite' ? RUNS / 2.5 : RUNS / 5)
 
   it('singles: 201 or a 4xx naming the field, never a blocked loop, every accepted record readable everywhere', async () => {
-    const db = await backend.db()
-    const collector = await startCollector({
-      port: 0,
-      log: false,
-      demoBot: false,
-      ...(db ? { db } : {}),
-      bots: [{ name: 'fuzz', apiKey: KEY }],
-      auth: { tokens: [{ name: 'fuzz', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
-    })
+    const collector = await start(backend)
     let lastMessage = 0
     const statuses = new Map<number, number>()
     try {
@@ -428,15 +426,7 @@ describe.each(stores)('hostile records on $name', (backend) => {
   })
 
   it('batches: 200 with a result per record, every good record stored whatever its neighbours hold', async () => {
-    const db = await backend.db()
-    const collector = await startCollector({
-      port: 0,
-      log: false,
-      demoBot: false,
-      ...(db ? { db } : {}),
-      bots: [{ name: 'fuzz', apiKey: KEY }],
-      auth: { tokens: [{ name: 'fuzz', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
-    })
+    const collector = await start(backend)
     const good = fc
       .constantFrom(...SHAPES)
       .map(([platform, type, make]): Rec & { good: boolean } => ({ platform, type, text: toText(make()), good: true }))
