@@ -398,3 +398,19 @@ describe('ids every read route can address', () => {
     await readEverything(url, [ok.body.id as number], [id])
   })
 })
+
+describe.each(BACKENDS)('text the stores write natively on $name', (backend) => {
+  it('quotes, backslashes, control characters, line separators and astral characters round-trip; a lone surrogate stays or reads as U+FFFD', async () => {
+    const url = (await start(await backend.db())).url
+    const text = `a"b\\c\\\\"d\n\te\u2028f😀g${'\\"'.repeat(1_000)}\ud800h`
+    const res = await track(url, UNIVERSAL_IN, { text, userId: 'u"\\1' })
+    expect(res.status).toBe(201)
+    const [message] = JSON.parse((await get(url, '/api/messages')).text) as Array<{ text: string; userId: string }>
+    // A lone surrogate is not UTF-8: PostgreSQL's driver writes it as one U+FFFD, better-sqlite3
+    // as three (one per byte of its encoding). Everything else is as sent.
+    expect([text.replace('\ud800', '\ufffd'), text.replace('\ud800', '\ufffd'.repeat(3))]).toContain(message?.text)
+    expect(message?.userId).toBe('u"\\1')
+    const stored = await collector?.store.record(res.body.id as number)
+    expect(JSON.parse(stored?.raw ?? '')).toEqual({ text, userId: 'u"\\1' })
+  })
+})
