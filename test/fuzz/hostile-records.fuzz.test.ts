@@ -6,10 +6,11 @@
  * and HTML tags, Slack mrkdwn, backslash and quote runs, up to 200 kB), credential keys at every
  * depth — posted alone and inside batches. Asserted:
  * - no 5xx while the store is up: every answer is 201 or a 4xx naming the problem;
- * - the event loop is never blocked over 100 ms (`monitorEventLoopDelay`); a request over it
- *   is measured twice more and the least of the three counts, so a machine busy with other
- *   work does not fail the suite while a record that blocks (every time) does — the quadratic
- *   SSML strip took 5 s on 80 000 characters, 50× the bound at these sizes;
+ * - the event loop is never held over 100 ms by one request (`monitorEventLoopDelay`, each gap
+ *   counted only as far as the process spent CPU in it — see LoopWatch — and the least of three
+ *   tries), so a machine busy with other work does not fail the suite while a record that blocks
+ *   does: the quadratic SSML strip spent ~8 s on the 100 000 unclosed tags of the first case,
+ *   80× the bound;
  * - every accepted record is readable through every read route (raw view, messages,
  *   transcript, export, reports);
  * - a batch's good records are all stored, whatever the others hold.
@@ -20,7 +21,8 @@ import { type Collector, startCollector } from '@convotrack/collector'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { GOOD } from '../../packages/collector/test/fixtures'
-import { backends } from '../../packages/collector/test/support/backends'
+import { type Backend, backends } from '../../packages/collector/test/support/backends'
+import { LIST_ROUTES } from '../../packages/collector/test/support/read-routes'
 import { mutated, RUNS } from './support'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 26)
@@ -137,13 +139,70 @@ const SHAPES = GOOD.filter(([, type]) => type !== 'event').concat(
 )
 
 /** A record of any platform with one to three hostile values planted in it (or its text fields). */
-const record = fc.constantFrom(...SHAPES).chain(([platform, type, make]) => {
-  const base = make()
-  const targeted = fc.tuple(markup, fc.constant(base)).map(([text, b]) => plantText(platform, type, b, text))
-  return fc
-    .oneof({ weight: 4, arbitrary: mutated(base, hostile) }, { weight: 1, arbitrary: targeted })
-    .map((body) => ({ platform, type, text: toText(body) }))
-})
+/** The shapes whose text the collector cleans or copies: SSML, Slack, universal, Messenger. */
+const TEXT_SHAPES = SHAPES.filter(
+  ([p, t]) => (p === 'alexa' && t === 'outgoing') || p === 'slack' || p === 'universal' || p === 'facebook',
+)
+
+/** Markup planted where the text is cleaned: unclosed tags first (what made the SSML strip quadratic). */
+const cleaned = fc.oneof(
+  { weight: 2, arbitrary: fc.integer({ min: 20_000, max: 120_000 }).map((n) => `<speak>${'<'.repeat(n)}`) },
+  { weight: 1, arbitrary: markup },
+)
+
+/** A record to post: its query values and body text. */
+interface Rec {
+  platform: string
+  type: string
+  v?: string
+  text: string
+}
+
+/** A record of any platform with one to three hostile values planted in it, or markup in its text. */
+const record: fc.Arbitrary<Rec> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc
+      .constantFrom(...SHAPES)
+      .chain(([platform, type, make]) =>
+        mutated(make(), hostile).map((body) => ({ platform, type, text: toText(body) })),
+      ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom(...TEXT_SHAPES), cleaned).map(([[platform, type, make], text]) => ({
+      platform,
+      type,
+      text: toText(plantText(platform, type, make(), text)),
+    })),
+  },
+)
+
+/** The cases issue 26 reported, run first whatever the seed. */
+const shape = (platform: string, type: string) => SHAPES.find(([p, t]) => p === platform && t === type)?.[2]() ?? {}
+const KNOWN: Rec[] = [
+  ['alexa', 'outgoing', plantText('alexa', 'outgoing', shape('alexa', 'outgoing'), `<speak>${'<'.repeat(100_000)}`)],
+  ['universal', 'incoming', { ...shape('universal', 'incoming'), platformUserJson: '@@deep:4200:obj@@' }],
+  ['universal', 'incoming', { ...shape('universal', 'incoming'), token: 'x', extra: '@@deep:4200:cred@@' }],
+  ['generic', 'event', { type: 'customEvent', name: 'n', userId: 'u', extraInfo: '@@deep:5000:arr@@' }],
+  ['generic', 'event', { type: 'referralEvent', name: 'n', userId: 'u', ref: '@@deep:1001:obj@@' }],
+  ['generic', 'event', { type: 'shareEvent', name: '\\"'.repeat(100_000), userId: 'u' }],
+  ['facebook', 'event', { type: { toString: 1 }, userId: 'u' }, '12.1.0-npm'],
+  ['facebook', 'event', { type: 'constructor', userId: 'u' }, '12.1.0-npm'],
+].map(([platform, type, body, v]) => ({
+  platform: platform as string,
+  type: type as string,
+  ...(v ? { v: v as string } : {}),
+  text: toText(body),
+}))
+
+/** Good records of four platforms, to sit next to the known cases in a batch. */
+const GOOD_EXAMPLES = SHAPES.slice(0, 4).map(([platform, type, make]) => ({
+  platform,
+  type,
+  text: toText(make()),
+  good: true,
+}))
 
 /** The text fields that get cleaned (SSML, Slack, Messenger, universal) set to `text`. */
 function plantText(platform: string, type: string, base: Obj, text: string): Obj {
@@ -161,16 +220,73 @@ function plantText(platform: string, type: string, base: Obj, text: string): Obj
 
 // ------------------------------------------------------------------ the collector and its loop
 
-const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
-loop.enable()
-afterAll(() => loop.disable())
+/**
+ * How long the event loop is held, told apart from how long this process waited for a CPU. The
+ * loop's delay (`monitorEventLoopDelay`) is wall time: on a machine running other work it grows
+ * whether or not the collector did anything. So a ticker beside it notes, for every gap between
+ * its turns, the CPU time the process used in that gap; a gap is a hold only as far as it was
+ * spent working: min(gap, CPU used). A record that blocks shows up in both (the quadratic SSML
+ * strip spent 5 s of CPU); a busy machine only in the first.
+ */
+class LoopWatch {
+  private readonly delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+  private readonly ticker: NodeJS.Timeout
+  private last = performance.now()
+  private lastCpu = process.cpuUsage()
+  private worst = 0
+  private waiting: Array<() => void> = []
 
-/** The longest the event loop was held while `work` ran, in ms. */
-async function blockedDuring<T>(work: () => Promise<T>): Promise<{ value: T; blockedMs: number }> {
+  constructor() {
+    this.delay.enable()
+    this.ticker = setInterval(() => this.tick(), 5)
+  }
+
+  private tick(): void {
+    const now = performance.now()
+    const cpu = process.cpuUsage()
+    const used = (cpu.user - this.lastCpu.user + cpu.system - this.lastCpu.system) / 1000
+    this.worst = Math.max(this.worst, Math.min(now - this.last, used))
+    this.last = now
+    this.lastCpu = cpu
+    for (const resolve of this.waiting.splice(0)) resolve()
+  }
+
+  reset(): void {
+    this.delay.reset()
+    this.worst = 0
+    this.last = performance.now()
+    this.lastCpu = process.cpuUsage()
+  }
+
+  /** After the next turn of the ticker (the hold that just ended is then counted): the holds since `reset`. */
+  async read(): Promise<{ wallMs: number; workMs: number }> {
+    await new Promise<void>((resolve) => this.waiting.push(resolve))
+    // The histogram records the time between its timer's turns: its period is not a hold.
+    const wallMs = this.delay.count === 0 ? 0 : Math.max(0, this.delay.max / 1e6 - RESOLUTION_MS)
+    return { wallMs, workMs: Math.min(wallMs, this.worst) }
+  }
+
+  stop(): void {
+    clearInterval(this.ticker)
+    this.delay.disable()
+  }
+}
+
+const loop = new LoopWatch()
+/** The longest hold any request made (the least of its tries), reported at the end. */
+let worst = { wallMs: 0, workMs: 0 }
+afterAll(() => {
+  loop.stop()
+  console.info(
+    `[hostile fuzz] longest event-loop hold by one request: ${worst.workMs.toFixed(1)} ms of work (${worst.wallMs.toFixed(1)} ms of wall time)`,
+  )
+})
+
+/** How long the event loop was held while `work` ran. */
+async function blockedDuring<T>(work: () => Promise<T>): Promise<{ value: T; wallMs: number; workMs: number }> {
   loop.reset()
   const value = await work()
-  // The histogram records the time between the timer's turns: its period is not a block.
-  return { value, blockedMs: loop.count === 0 ? 0 : loop.max / 1e6 - RESOLUTION_MS }
+  return { value, ...(await loop.read()) }
 }
 
 interface Answer {
@@ -189,20 +305,22 @@ async function send(collector: Collector, path: string, body: string): Promise<A
 
 /**
  * Posts and measures; a request that held the loop over the bound is posted twice more and the
- * least of the three counts (a busy machine delays timers at random; a blocking record blocks
- * every time). Every attempt's answer is returned: each stored its records.
+ * least of the three counts (a blocking record blocks every time). Every attempt's answer is
+ * returned: each stored its records.
  */
 async function sendMeasured(collector: Collector, path: string, body: string): Promise<Answer[]> {
   const answers: Answer[] = []
-  let least = Number.POSITIVE_INFINITY
-  for (let attempt = 0; attempt < 3 && least > MAX_BLOCK_MS; attempt++) {
-    const { value, blockedMs } = await blockedDuring(() => send(collector, path, body))
+  let least = { wallMs: Number.POSITIVE_INFINITY, workMs: Number.POSITIVE_INFINITY }
+  for (let attempt = 0; attempt < 3 && least.workMs > MAX_BLOCK_MS; attempt++) {
+    const { value, ...held } = await blockedDuring(() => send(collector, path, body))
     answers.push(value)
-    least = Math.min(least, blockedMs)
+    if (held.workMs < least.workMs) least = held
   }
-  expect(least, `${path} held the event loop ${least.toFixed(0)} ms on each of 3 tries`).toBeLessThanOrEqual(
-    MAX_BLOCK_MS,
-  )
+  if (least.workMs > worst.workMs) worst = least
+  expect(
+    least.workMs,
+    `${path} held the event loop ${least.workMs.toFixed(0)} ms (${least.wallMs.toFixed(0)} ms wall) on each of 3 tries`,
+  ).toBeLessThanOrEqual(MAX_BLOCK_MS)
   return answers
 }
 
@@ -251,15 +369,7 @@ async function expectReadable(collector: Collector, recordIds: number[], afterId
       .map((l) => JSON.parse(l) as { id: number })
     for (const m of fresh.filter((f) => f.userId === user)) expect(lines.map((l) => l.id)).toContain(m.recordId)
   }
-  for (const path of [
-    '/api/conversations',
-    '/api/stats',
-    '/api/reports/not-handled',
-    '/api/reports/intents',
-    '/api/reports/events',
-    '/api/reports/segments',
-    '/api/reports/timeline?bucket=day',
-  ]) {
+  for (const path of LIST_ROUTES) {
     const report = JSON.parse(await read(collector, path))
     if (path === '/api/reports/events') expect(Number.isFinite(report.revenue.total)).toBe(true)
   }
@@ -268,29 +378,34 @@ async function expectReadable(collector: Collector, recordIds: number[], afterId
 
 // ------------------------------------------------------------------ the properties
 
+/** A collector on a fresh database of `backend`, with the fuzz bot and an admin token. */
+async function start(backend: Backend): Promise<Collector> {
+  const db = await backend.db()
+  return startCollector({
+    port: 0,
+    log: false,
+    demoBot: false,
+    ...(db ? { db } : {}),
+    bots: [{ name: 'fuzz', apiKey: KEY }],
+    auth: { tokens: [{ name: 'fuzz', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
+  })
+}
+
 const stores = backends()
 
 describe.each(stores)('hostile records on $name', (backend) => {
   // Bounded to well under a minute for both stores (PostgreSQL round trips cost more: fewer
   // runs there, the same generators and seed).
-  const runs = Math.ceil(backend.name === 'SQLite' ? RUNS / 2 : RUNS / 5)
+  const runs = Math.ceil(backend.name === 'SQLite' ? RUNS / 2.5 : RUNS / 5)
 
   it('singles: 201 or a 4xx naming the field, never a blocked loop, every accepted record readable everywhere', async () => {
-    const db = await backend.db()
-    const collector = await startCollector({
-      port: 0,
-      log: false,
-      demoBot: false,
-      ...(db ? { db } : {}),
-      bots: [{ name: 'fuzz', apiKey: KEY }],
-      auth: { tokens: [{ name: 'fuzz', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
-    })
+    const collector = await start(backend)
     let lastMessage = 0
     const statuses = new Map<number, number>()
     try {
       await fc.assert(
         fc.asyncProperty(record, async (r) => {
-          const path = `/track?platform=${r.platform}&type=${r.type}&v=11.1.0-rest&apiKey=${KEY}`
+          const path = `/track?platform=${r.platform}&type=${r.type}&v=${r.v ?? '11.1.0-rest'}&apiKey=${KEY}`
           const answers = await sendMeasured(collector, path, r.text)
           const ids: number[] = []
           for (const a of answers) {
@@ -300,7 +415,7 @@ describe.each(stores)('hostile records on $name', (backend) => {
           }
           if (ids.length) lastMessage = await expectReadable(collector, ids, lastMessage)
         }),
-        { numRuns: runs, seed: SEED, endOnFailure: true },
+        { numRuns: runs, seed: SEED, endOnFailure: true, examples: KNOWN.map((k): [Rec] => [k]) },
       )
     } finally {
       await collector.close()
@@ -311,19 +426,11 @@ describe.each(stores)('hostile records on $name', (backend) => {
   })
 
   it('batches: 200 with a result per record, every good record stored whatever its neighbours hold', async () => {
-    const db = await backend.db()
-    const collector = await startCollector({
-      port: 0,
-      log: false,
-      demoBot: false,
-      ...(db ? { db } : {}),
-      bots: [{ name: 'fuzz', apiKey: KEY }],
-      auth: { tokens: [{ name: 'fuzz', token: ADMIN.authorization.slice(7), role: 'admin', bots: ['*'] }] },
-    })
+    const collector = await start(backend)
     const good = fc
       .constantFrom(...SHAPES)
-      .map(([platform, type, make]) => ({ platform, type, text: toText(make()), good: true }))
-    const item = fc.oneof(
+      .map(([platform, type, make]): Rec & { good: boolean } => ({ platform, type, text: toText(make()), good: true }))
+    const item: fc.Arbitrary<Rec & { good: boolean }> = fc.oneof(
       good,
       record.map((r) => ({ ...r, good: false })),
     )
@@ -337,7 +444,7 @@ describe.each(stores)('hostile records on $name', (backend) => {
           const text = `{"records":[${items
             .map(
               (it, i) =>
-                `{"platform":${JSON.stringify(it.platform)},"type":${JSON.stringify(it.type)},"v":"11.1.0-rest",${
+                `{"platform":${JSON.stringify(it.platform)},"type":${JSON.stringify(it.type)},"v":${JSON.stringify(it.v ?? '11.1.0-rest')},${
                   keyed ? `"idempotencyKey":"b${batchNo}-${i}",` : ''
                 }"body":${it.text}}`,
             )
@@ -358,7 +465,12 @@ describe.each(stores)('hostile records on $name', (backend) => {
           expect((await collector.store.counts()).records - before).toBe(ids.length)
           if (ids.length) lastMessage = await expectReadable(collector, ids, lastMessage)
         }),
-        { numRuns: Math.ceil(runs / 2.5), seed: SEED, endOnFailure: true },
+        {
+          numRuns: Math.ceil(runs / 2.5),
+          seed: SEED,
+          endOnFailure: true,
+          examples: [[[...KNOWN.map((k) => ({ ...k, good: false })), ...GOOD_EXAMPLES], true]],
+        },
       )
     } finally {
       await collector.close()

@@ -9,8 +9,9 @@ import { type Collector, type RecordStore, SqliteRecordStore, startCollector } f
 import { afterEach, describe, expect, it } from 'vitest'
 import { BLANKED } from '../src/ingest/blank-credentials'
 import { MAX_NESTING } from '../src/ingest/nesting-limit'
-import { alexaOutgoing } from './fixtures'
+import { alexaOutgoing, messengerIncoming } from './fixtures'
 import { backends } from './support/backends'
+import { LIST_ROUTES } from './support/read-routes'
 import { openStream } from './support/team'
 
 type Obj = Record<string, unknown>
@@ -72,6 +73,24 @@ async function track(
 
 const UNIVERSAL_IN = 'platform=universal&type=incoming&v=11.1.0-rest'
 
+/** A Messenger incoming body whose one messaging item carries `userJson`. */
+function withUserJson(body: Obj, userJson: unknown): Obj {
+  const [entry] = body.entry as Obj[]
+  const [item] = (entry as Obj).messaging as Obj[]
+  if (!item) throw new Error('a messenger body without a messaging item')
+  item.platformUserJson = userJson
+  return body
+}
+
+/** A universal incoming batch record of user `userId` saying `text`, under `key`. */
+const keyed = (key: string, text: string, userId = 'u1') => ({
+  platform: 'universal',
+  type: 'incoming',
+  v: '11.1.0-rest',
+  idempotencyKey: key,
+  body: { text, userId },
+})
+
 async function batch(url: string, records: unknown[]): Promise<{ status: number; body: Obj }> {
   const res = await fetch(`${url}/track/batch?apiKey=${KEY}`, {
     method: 'POST',
@@ -90,13 +109,7 @@ async function get(url: string, path: string): Promise<{ status: number; text: s
 async function readEverything(url: string, recordIds: number[], users: string[]): Promise<void> {
   const routes = [
     '/api/messages?limit=1000&all=1',
-    '/api/conversations?all=1',
-    '/api/stats?all=1',
-    '/api/reports/not-handled?all=1',
-    '/api/reports/intents?all=1',
-    '/api/reports/events?all=1',
-    '/api/reports/segments?all=1',
-    '/api/reports/timeline?bucket=day&all=1',
+    ...LIST_ROUTES.map((r) => `${r}${r.includes('?') ? '&' : '?'}all=1`),
     '/api/audit',
     ...recordIds.map((id) => `/api/records/${id}`),
     ...users.flatMap((u) => [
@@ -119,24 +132,7 @@ describe.each(BACKENDS)('on $name', (backend) => {
       [UNIVERSAL_IN, { text: 'hi', userId: 'u1', platformUserJson: new Deep(4_200) }, 'platformUserJson.'],
       [
         'platform=facebook&type=incoming&v=11.1.0-rest',
-        {
-          object: 'page',
-          entry: [
-            {
-              id: 'P',
-              time: 1,
-              messaging: [
-                {
-                  sender: { id: 'U' },
-                  recipient: { id: 'P' },
-                  timestamp: 1,
-                  message: { mid: 'm', text: 'hi' },
-                  platformUserJson: new Deep(4_200),
-                },
-              ],
-            },
-          ],
-        },
+        withUserJson(messengerIncoming(), new Deep(4_200)),
         'entry[0].messaging[0].platformUserJson.',
       ],
       // The credential forced a re-serialisation of the body, which overflowed the stack.
@@ -284,34 +280,10 @@ describe.each(BACKENDS)('on $name', (backend) => {
       )
       expect(outgoing.status).toBe(409)
       const res = await batch(url, [
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'k-1',
-          body: { text: 'one', userId: 'u1' },
-        },
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'k-1',
-          body: { text: 'three', userId: 'u1' },
-        },
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'k-2',
-          body: { text: 'four', userId: 'u1' },
-        },
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'k-2',
-          body: { text: 'five', userId: 'u1' },
-        },
+        keyed('k-1', 'one'),
+        keyed('k-1', 'three'),
+        keyed('k-2', 'four'),
+        keyed('k-2', 'five'),
       ])
       expect(res.status).toBe(200)
       const results = res.body.results as Array<Obj>
@@ -335,15 +307,7 @@ describe.each(BACKENDS)('on $name', (backend) => {
         { 'idempotency-key': 'late-1' },
       )
       expect(sent.status).toBe(201)
-      const batched = await batch(url, [
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'late-2',
-          body: { text: 'b', userId: 'ada' },
-        },
-      ])
+      const batched = await batch(url, [keyed('late-2', 'b', 'ada')])
       expect(batched.status).toBe(200)
       const erased = await fetch(`${url}/api/users/ada?bot=shop`, { method: 'DELETE', headers: ADMIN })
       expect(erased.status).toBe(200)
@@ -355,22 +319,7 @@ describe.each(BACKENDS)('on $name', (backend) => {
         { 'idempotency-key': 'late-1' },
       )
       expect(retry).toEqual({ status: 201, body: { id: sent.body.id, duplicate: true } })
-      const retryBatch = await batch(url, [
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'late-2',
-          body: { text: 'b', userId: 'ada' },
-        },
-        {
-          platform: 'universal',
-          type: 'incoming',
-          v: '11.1.0-rest',
-          idempotencyKey: 'late-1',
-          body: { text: 'other', userId: 'ada' },
-        },
-      ])
+      const retryBatch = await batch(url, [keyed('late-2', 'b', 'ada'), keyed('late-1', 'other', 'ada')])
       expect(retryBatch.body).toMatchObject({ accepted: 1, refused: 1 })
       expect((retryBatch.body.results as Obj[])[0]).toMatchObject({ status: 'duplicate' })
       expect((retryBatch.body.results as Obj[])[1]).toMatchObject({
@@ -432,5 +381,36 @@ describe('5xx only when the store is down', () => {
     const texts = (await inner.recent({ limit: 100 })).map((m) => m.text)
     expect(texts).toEqual(['m0', 'm1', 'm2', 'm4', 'm5', 'm6', 'm8'])
     await inner.close()
+  })
+})
+
+describe('ids every read route can address', () => {
+  it('a user or conversation id over 1000 characters is refused 400 naming it; 1000 is stored and its transcript and export open', async () => {
+    const url = (await start(undefined)).url
+    const long = await track(url, UNIVERSAL_IN, { text: 'hi', userId: '"'.repeat(1_001) })
+    expect(long.status).toBe(400)
+    expect(long.body.error).toMatchObject({ code: 'invalid_field', path: 'userId' })
+    const conv = await track(url, UNIVERSAL_IN, { text: 'hi', userId: 'u', conversationId: 'c'.repeat(5_000) })
+    expect(conv.body.error).toMatchObject({ code: 'invalid_field', path: 'conversationId' })
+    const id = 'ü"'.repeat(500)
+    const ok = await track(url, UNIVERSAL_IN, { text: 'hi', userId: id })
+    expect(ok.status).toBe(201)
+    await readEverything(url, [ok.body.id as number], [id])
+  })
+})
+
+describe.each(BACKENDS)('text the stores write natively on $name', (backend) => {
+  it('quotes, backslashes, control characters, line separators and astral characters round-trip; a lone surrogate stays or reads as U+FFFD', async () => {
+    const url = (await start(await backend.db())).url
+    const text = `a"b\\c\\\\"d\n\te\u2028f😀g${'\\"'.repeat(1_000)}\ud800h`
+    const res = await track(url, UNIVERSAL_IN, { text, userId: 'u"\\1' })
+    expect(res.status).toBe(201)
+    const [message] = JSON.parse((await get(url, '/api/messages')).text) as Array<{ text: string; userId: string }>
+    // A lone surrogate is not UTF-8: PostgreSQL's driver writes it as one U+FFFD, better-sqlite3
+    // as three (one per byte of its encoding). Everything else is as sent.
+    expect([text.replace('\ud800', '\ufffd'), text.replace('\ud800', '\ufffd'.repeat(3))]).toContain(message?.text)
+    expect(message?.userId).toBe('u"\\1')
+    const stored = await collector?.store.record(res.body.id as number)
+    expect(JSON.parse(stored?.raw ?? '')).toEqual({ text, userId: 'u"\\1' })
   })
 })

@@ -114,23 +114,11 @@ describe.each(BACKENDS)('Messenger pages on $name', (backend) => {
 
   it('moving a page between two bots the caller may act on needs move: true (409 naming the owner), and is audited under both', async () => {
     await start(await backend.db())
-    expect(
-      (
-        await call('/api/messenger-pages', 'admin-ab', {
-          method: 'POST',
-          body: { pageId: 'P1', appSecret: 's', verifyToken: 'v', bot: 'b' },
-        })
-      ).status,
-    ).toBe(201)
+    const connect = (who: string, page: Record<string, unknown>) =>
+      call('/api/messenger-pages', who, { method: 'POST', body: { pageId: 'P1', verifyToken: 'v', ...page } })
+    expect((await connect('admin-ab', { appSecret: 's', bot: 'b' })).status).toBe(201)
     // Replacing its own page's secret is fine.
-    expect(
-      (
-        await call('/api/messenger-pages', 'admin-ab', {
-          method: 'POST',
-          body: { pageId: 'P1', appSecret: 's2', verifyToken: 'v', bot: 'b' },
-        })
-      ).status,
-    ).toBe(201)
+    expect((await connect('admin-ab', { appSecret: 's2', bot: 'b' })).status).toBe(201)
     const conflict = await call('/api/messenger-pages', 'admin-ab', {
       method: 'POST',
       body: { pageId: 'P1', appSecret: 's2', verifyToken: 'v', bot: 'a' },

@@ -106,22 +106,31 @@ export function messengerWebhook(deps: {
         ] as const) {
           if (group.length === 0) continue
           const record = { object: 'page', entry: [{ ...entry, messaging: group }] }
-          // Same shape as an SDK-posted messenger incoming record.
-          validateRecord('facebook', 'incoming', record)
-          await ingest(
-            deps.store,
-            deps.feed,
-            {
-              bot: deps.botFor(page),
-              platform: 'facebook',
-              type,
-              v: '11.1.0-rest',
-              raw: JSON.stringify(record),
-              body: record,
-            },
-            deps.onStored,
-          )
-          stored++
+          try {
+            // Same shape as an SDK-posted messenger incoming record.
+            validateRecord('facebook', 'incoming', record)
+            await ingest(
+              deps.store,
+              deps.feed,
+              {
+                bot: deps.botFor(page),
+                platform: 'facebook',
+                type,
+                v: '11.1.0-rest',
+                raw: JSON.stringify(record),
+                body: record,
+              },
+              deps.onStored,
+            )
+            stored++
+          } catch (e) {
+            // One entry the collector refuses (too deep, an id too long) must not make Facebook
+            // retry the whole delivery, entries already stored included: it is logged and skipped.
+            if (!(e instanceof RequestError)) throw e
+            console.error(
+              `[convotrack-collector] messenger webhook: entry of page ${page.pageId} refused: ${e.message.slice(0, 200)}`,
+            )
+          }
         }
       }
       res.status(200).json({ received: stored })

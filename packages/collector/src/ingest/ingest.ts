@@ -35,12 +35,39 @@ function fingerprintOf(record: AcceptedRecord, body: Record<string, unknown>): s
     .digest('base64url')
 }
 
+/**
+ * Longest user, conversation or session id a message may have, in characters: the dashboard
+ * names a transcript and an export by them in a URL (`?thread=`, `?user=`), which Node caps at
+ * 16 kB of headers.
+ */
+export const MAX_ID_LENGTH = 1000
+
+/** The ids every read route addresses a message by, each within {@link MAX_ID_LENGTH}. */
+function checkIds(messages: readonly NormalizedMessage[]): void {
+  for (const m of messages)
+    for (const [name, id] of [
+      ['userId', m.userId],
+      ['conversationId', m.conversationId],
+      ['sessionId', m.sessionId],
+    ] as const)
+      if (id !== null && id.length > MAX_ID_LENGTH)
+        throw new RequestError(
+          400,
+          'invalid_field',
+          `the message's ${name} is ${id.length} characters; at most ${MAX_ID_LENGTH} are accepted (ids are how transcripts and exports are addressed)`,
+          name,
+        )
+}
+
 function prepare(accepted: AcceptedRecord, receivedAt: number): Prepared {
   // Platform credentials are never kept, whoever sent them (the raw view shows them blanked).
   // The raw text is edited where the credentials sit, never re-serialised: what is kept is what
   // was sent. Scanned even when the parsed body had none (a repeated key: JSON.parse keeps the
   // last, the text holds both).
   const { body } = blankRecordCredentials(accepted.body)
+  // Normalized once, here, from the body the validator already parsed.
+  const messages = normalizeRecord(accepted.platform, accepted.type, body)
+  checkIds(messages)
   return {
     record: {
       bot: accepted.bot,
@@ -54,8 +81,7 @@ function prepare(accepted: AcceptedRecord, receivedAt: number): Prepared {
       idempotencyKey: accepted.idempotencyKey,
       ...(accepted.idempotencyKey === undefined ? {} : { fingerprint: fingerprintOf(accepted, body) }),
     },
-    // Normalized once, here, from the body the validator already parsed.
-    messages: normalizeRecord(accepted.platform, accepted.type, body),
+    messages,
   }
 }
 
@@ -150,7 +176,7 @@ export async function ingest(
   try {
     prepared = prepare(record, Date.now())
   } catch (e) {
-    throw recordFailure(e, 'the record')
+    throw e instanceof RequestError ? e : recordFailure(e, 'the record')
   }
   let stored: AddResult
   try {
@@ -194,7 +220,7 @@ export async function ingestMany(
     try {
       ready.push({ index, item: prepare(r, receivedAt) })
     } catch (e) {
-      results[index] = recordFailure(e, where(index))
+      results[index] = e instanceof RequestError ? e : recordFailure(e, where(index))
     }
     await pace(r.raw.length)
   }
