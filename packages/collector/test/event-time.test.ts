@@ -104,8 +104,11 @@ describe('eventTime', () => {
       RECEIVED + FUTURE_SLACK_MS,
     )
     expect(eventTime('universal', 'incoming', body(RECEIVED + FUTURE_SLACK_MS + 1), RECEIVED)).toBe(RECEIVED)
-    // Seconds sent for milliseconds would be 1970: believed (in the past), as sent. Milliseconds
-    // sent for seconds would be far in the future: clamped.
+    // Milliseconds sent as seconds would be far in the future, seconds sent as milliseconds in
+    // January 1970: neither is believed.
     expect(eventTime('universal', 'incoming', body(THEN * 1000), RECEIVED)).toBe(RECEIVED)
+    expect(eventTime('universal', 'incoming', body(THEN / 1000), RECEIVED)).toBe(RECEIVED)
+    expect(eventTime('slack', 'incoming', { message: { ts: '1.1' } }, RECEIVED)).toBe(RECEIVED)
+    expect(eventTime('universal', 'incoming', body(Date.UTC(2000, 0, 1)), RECEIVED)).toBe(Date.UTC(2000, 0, 1))
   })
 })

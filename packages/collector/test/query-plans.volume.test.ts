@@ -157,10 +157,12 @@ describe('query plans at 200 000 records', () => {
       await new SqliteRecordStore(file).close()
       const db = new Database(file)
       try {
+        const statements = new Map<string, Database.Statement>()
         db.transaction(() => {
           for (const sql of seedSql(sqliteDialect)) db.exec(sql)
           runSteps(rebuildRollups(sqliteDialect), (q) => {
-            const st = db.prepare(q.sql)
+            const st = statements.get(q.sql) ?? db.prepare(q.sql)
+            statements.set(q.sql, st)
             if (st.reader) return st.all(...q.params) as Row[]
             st.run(...q.params)
             return []
