@@ -2,7 +2,7 @@
 // and the operator's composer.
 import { getJson, postJson, q } from '../lib/api.js'
 import { $, copyButton, h } from '../lib/dom.js'
-import { describe, intentTag, operatorMark, platformBadge, safeUrl, time } from '../lib/format.js'
+import { describe, intentTag, operatorMark, platformBadge, safeUrl, when } from '../lib/format.js'
 import { conversationName, state, userOf } from '../lib/state.js'
 
 /** Messages per page; older pages load when the list is scrolled to its top. */
@@ -60,7 +60,7 @@ export function bubble(m) {
       'div',
       { class: 'meta' },
       operator ? operatorMark() : null,
-      time(m.ts),
+      when(m.ts),
       platformBadge(m.platform),
       intentTag(m),
       rawBtn,
