@@ -84,7 +84,8 @@ function chartWindow(bucket, now, range) {
 export function chartRange(rows, bucket, now, range = {}) {
   const { ms, min } = RANGES[bucket]
   const { end, earliest } = chartWindow(bucket, now, range)
-  const firstData = rows.find((r) => r.incoming + r.outgoing + r.events > 0)?.t
+  const first = rows.find((r) => r.incoming + r.outgoing + r.events > 0)?.t
+  const firstData = first === undefined ? undefined : bucketAt(first, bucket)
   const start = Math.max(earliest, Math.min(bucketAt(end, bucket, 1 - min), firstData ?? end))
   const starts = [start]
   while (starts.at(-1) < end) starts.push(bucketAt(starts.at(-1), bucket, 1))
@@ -93,6 +94,7 @@ export function chartRange(rows, bucket, now, range = {}) {
 
 function axisLabel(t, bucket, withDay) {
   const d = new Date(t)
+  if (bucket === 'day') return d.toLocaleDateString([], { month: 'short', day: 'numeric' })
   const hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
   if (bucket === 'hour' && withDay) return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${hm}`
   return hm
@@ -114,17 +116,22 @@ async function loadChart() {
     `api/reports/timeline${q({ bot: state.bot, bucket: state.bucket, since: earliest, from: earliest, to, tz: timeZone() })}`,
   )
   const { start, count, starts } = chartRange(rows, state.bucket, now, range)
-  const byT = new Map(rows.map((r) => [r.t, r]))
-  const buckets = starts.map((t) => {
-    const r = byT.get(t)
-    return { t, incoming: r?.incoming ?? 0, outgoing: r?.outgoing ?? 0, events: r?.events ?? 0 }
-  })
+  // Keyed by this page's bucket of each row: a collector without `tz` answers UTC days.
+  const byT = new Map()
+  for (const r of rows) {
+    const t = bucketAt(r.t, state.bucket)
+    const b = byT.get(t) ?? { t, incoming: 0, outgoing: 0, events: 0 }
+    for (const part of ['incoming', 'outgoing', 'events']) b[part] += r[part] ?? 0
+    byT.set(t, b)
+  }
+  const buckets = starts.map((t) => byT.get(t) ?? { t, incoming: 0, outgoing: 0, events: 0 })
   const box = $('#chart')
   const width = Math.max(320, box.clientWidth || 640)
   const height = 180
-  const pad = { l: 34, r: 8, t: 10, b: 22 }
   const top = Math.max(1, ...buckets.map((b) => b.incoming + b.outgoing + b.events))
   const niceMax = top <= 5 ? top : Math.ceil(top / 5) * 5
+  // Room for the longest tick label (a 90-day range counts in the millions).
+  const pad = { l: Math.max(34, 12 + 6 * String(niceMax).length), r: 8, t: 10, b: 22 }
   const plotW = width - pad.l - pad.r
   const plotH = height - pad.t - pad.b
   const bw = plotW / count
