@@ -2,8 +2,7 @@ import { parseArgs } from 'node:util'
 import { hashPassword } from './access/password'
 import { LiveFeed } from './live/live-feed'
 import { eraseUser } from './ops/lifecycle'
-import { isPostgresUrl, PgRecordStore } from './store/postgres/pg-store'
-import { SqliteRecordStore } from './store/sqlite/sqlite-store'
+import { openStore } from './store/open-store'
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
@@ -39,7 +38,7 @@ export async function eraseUserVerb(argv: string[]): Promise<{ removed: number; 
   for (const key of ['db', 'bot', 'user'] as const)
     if (!values[key]) throw new Error(`erase-user: --${key} is required`)
   const db = values.db as string
-  const store = isPostgresUrl(db) ? await PgRecordStore.open(db, { listen: false }) : new SqliteRecordStore(db)
+  const store = await openStore(db, { listen: false })
   const feed = new LiveFeed()
   try {
     const result = await eraseUser(store, feed, values.bot as string, values.user as string)

@@ -21,8 +21,7 @@ import { lifecycleApi, startRetention } from './ops/lifecycle'
 import { createLogger, requestLogger } from './ops/logging'
 import { CollectorMetrics, instrumentStore } from './ops/metrics'
 import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
-import { isPostgresUrl, PgRecordStore } from './store/postgres/pg-store'
-import { SqliteRecordStore } from './store/sqlite/sqlite-store'
+import { openStore } from './store/open-store'
 import type { RecordStore } from './store/store'
 import { StoreUnavailableError } from './store/store-unavailable'
 
@@ -135,13 +134,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const ownStore = !options.store
   const feed = new LiveFeed()
   const metrics = new CollectorMetrics(() => feed.size)
-  const store: RecordStore = instrumentStore(
-    options.store ??
-      (isPostgresUrl(options.db)
-        ? await PgRecordStore.open(options.db, options.postgres)
-        : new SqliteRecordStore(options.db ?? ':memory:')),
-    metrics,
-  )
+  const store: RecordStore = instrumentStore(options.store ?? (await openStore(options.db, options.postgres)), metrics)
   const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
   let url = ''
 

@@ -14,6 +14,7 @@ export {
   batchAdvertisement,
   DEFAULT_BATCH_LIMITS,
 } from './http/track-batch-route'
+export { eventTime, FUTURE_SLACK_MS } from './ingest/event-time'
 export {
   LEGACY_PLATFORMS,
   LEGACY_TYPES,
@@ -45,6 +46,8 @@ export type {
   Role,
   WebhookRetryOptions,
 } from './options'
+export { dayStart, parseInstant, type ReportRange, rangeOf } from './reports/range'
+export { openStore } from './store/open-store'
 export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './store/postgres/pg-store'
 export { SqliteRecordStore } from './store/sqlite/sqlite-store'
 export type {

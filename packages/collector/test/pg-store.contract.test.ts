@@ -1,5 +1,6 @@
 import { PgRecordStore } from '@convotrack/collector'
 import { afterAll, beforeAll } from 'vitest'
+import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
@@ -13,6 +14,11 @@ afterAll(async () => {
 })
 
 runStoreContract('PostgreSQL', async () => {
+  const url = await server.createDatabase()
+  return { store: await PgRecordStore.open(url), reopen: () => PgRecordStore.open(url) }
+})
+
+runRollupContract('PostgreSQL', async () => {
   const url = await server.createDatabase()
   return { store: await PgRecordStore.open(url), reopen: () => PgRecordStore.open(url) }
 })

@@ -110,6 +110,10 @@ describe('read API', () => {
         { source: 'ADS', count: 2 },
         { source: 'WEB', count: 1 },
       ],
+      // The range it covers: the last 30 days (from a whole hour), open-ended, days in UTC.
+      from: expect.any(Number),
+      to: null,
+      tz: 'UTC',
     })
   })
 

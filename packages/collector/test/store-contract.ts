@@ -312,7 +312,17 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         lastText: 'ref',
         lastTs: T0 + 120_000,
         paused: true,
+        firstTs: byThread.bob?.firstTs,
+        notHandled: 1,
+        cursor: byThread.bob?.cursor,
       })
+      // First message of the thread: bob's NotHandled question, a millisecond after T0.
+      expect(byThread.bob?.firstTs).toBe(T0 + 1)
+      // Keyset pages: the rows after a row's cursor, and nothing left after the last one.
+      expect(await store.conversations({ bot: 'shop', limit: 2, cursor: convs[1]?.cursor as string })).toEqual(
+        convs.slice(2, 4),
+      )
+      expect(await store.conversations({ bot: 'shop', cursor: convs.at(-1)?.cursor as string })).toEqual([])
       expect(byThread['c-ada']).toMatchObject({ userId: 'ada', messages: 1, lastText: 'Sorry?', paused: false })
       expect(byThread.cy).toMatchObject({ platform: 'generic', messages: 2 })
       expect(await store.conversations({ bot: 'shop', limit: 2 })).toEqual(convs.slice(0, 2))
@@ -738,7 +748,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     it('deleteOlderThan: the oldest first, at most `limit`, of one bot or all but some; messages go too', async () => {
       const { store } = await fresh()
       const day = 86_400_000
-      // Newest stored first: the order is by arrival time, not by id.
+      // Newest stored first: retention goes by arrival time, not by id.
       await addAll(store, [
         inc('shop', { text: 'fresh', userId: 'u' }, T0),
         ...Array.from({ length: 7 }, (_, i) => inc('shop', { text: `old ${i}`, userId: 'u' }, T0 - 10 * day + i)),
@@ -750,13 +760,13 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       const before = T0 - day
       expect(await store.deleteOlderThan({ before, bot: 'shop', limit: 3 })).toBe(3)
       const left = async () => (await store.recent({ bot: 'shop', limit: 5000 })).map((m) => m.text)
-      // Gone: "oldest", "old 0", "old 1".
-      expect(await left()).toEqual(['fresh', 'old 2', 'old 3', 'old 4', 'old 5', 'old 6', 'old event'])
+      // Gone: "oldest", "old 0", "old 1". The firehose lists by event time (here the arrival time).
+      expect(await left()).toEqual(['old 2', 'old 3', 'old 4', 'old 5', 'old 6', 'old event', 'fresh'])
       expect(await store.deleteOlderThan({ before, bot: 'shop', limit: 500 })).toBe(6)
       expect(await store.deleteOlderThan({ before, bot: 'shop', limit: 500 })).toBe(0)
       expect(await left()).toEqual(['fresh'])
       expect(await store.deleteOlderThan({ before, exceptBots: ['keep'], limit: 500 })).toBe(1)
-      expect((await store.recent({ limit: 5000 })).map((m) => m.text)).toEqual(['fresh', 'kept old'])
+      expect((await store.recent({ limit: 5000 })).map((m) => m.text)).toEqual(['kept old', 'fresh'])
       expect(await store.deleteOlderThan({ before, limit: 500 })).toBe(1)
       expect(await store.counts()).toEqual({ records: 1, messages: 1 })
       expect(await store.deleteOlderThan({ before: T0 + 1, exceptBots: ['shop'], limit: 10 })).toBe(0)

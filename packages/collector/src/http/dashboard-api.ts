@@ -6,6 +6,8 @@ import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
 import type { MessengerPageConfig } from '../options'
+import { DAY_MS, RangeParamError, type ReportRange, rangeOf } from '../reports/range'
+import { isConversationCursor } from '../reports/report-queries'
 import type { ReadFilter, RecordStore } from '../store/store'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
@@ -18,6 +20,29 @@ function filterOf(req: Request, res: Response): ReadFilter {
   const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
   const bots = scopeOf(res)
   return { ...(bot === undefined ? {} : { bot }), ...(bots === undefined ? {} : { bots }) }
+}
+
+/**
+ * The request's range (`from`, `to`, `tz`, `all`; default the last 30 days), as filter fields;
+ * the answer says which range it covers (`X-Range-From` / `X-Range-To` / `X-Range-Tz` headers).
+ */
+function rangeFilter(req: Request, res: Response, defaultMs?: number): ReportRange {
+  let range: ReportRange
+  try {
+    range = rangeOf(req.query as Record<string, unknown>, Date.now(), defaultMs)
+  } catch (e) {
+    if (e instanceof RangeParamError) throw new RequestError(400, 'invalid_request', e.message, e.param)
+    throw e
+  }
+  res.setHeader('X-Range-From', String(range.from))
+  if (range.to !== null) res.setHeader('X-Range-To', String(range.to))
+  res.setHeader('X-Range-Tz', range.tz)
+  return range
+}
+
+/** `?bot=`, the caller's bot scope and the range. */
+function readOf(req: Request, res: Response, defaultMs?: number): ReadFilter & ReportRange {
+  return { ...filterOf(req, res), ...rangeFilter(req, res, defaultMs) }
 }
 
 function intParam(req: Request, name: string): number | undefined {
@@ -60,8 +85,15 @@ export function dashboardApi(deps: {
     res.json(deps.bots.list().filter((b) => inScope(res, b.name)))
   })
   api.get('/stats', async (req, res) => {
-    const filter = filterOf(req, res)
-    res.json({ ...(await deps.store.counts(filter)), bot: filter.bot ?? null, streams: deps.feed.size })
+    const filter = readOf(req, res)
+    res.json({
+      ...(await deps.store.counts(filter)),
+      bot: filter.bot ?? null,
+      streams: deps.feed.size,
+      from: filter.from,
+      to: filter.to,
+      tz: filter.tz,
+    })
   })
   api.get('/stream', (req, res) => {
     deps.feed.attach(req, res, filterOf(req, res).bot, { bots: scopeOf(res), session: principalOf(res).session?.id })
@@ -70,7 +102,7 @@ export function dashboardApi(deps: {
     res.json(
       operator.mark(
         await deps.store.recent({
-          ...filterOf(req, res),
+          ...readOf(req, res),
           limit: intParam(req, 'limit'),
           afterId: intParam(req, 'afterId'),
         }),
@@ -78,7 +110,19 @@ export function dashboardApi(deps: {
     )
   })
   api.get('/conversations', async (req, res) => {
-    res.json(await deps.store.conversations({ ...filterOf(req, res), limit: intParam(req, 'limit') }))
+    const cursor = typeof req.query.cursor === 'string' && req.query.cursor !== '' ? req.query.cursor : undefined
+    if (cursor !== undefined && !isConversationCursor(cursor))
+      throw new RequestError(400, 'invalid_request', "query `cursor` must be a row's `cursor`", 'cursor')
+    const limit = intParam(req, 'limit')
+    const rows = await deps.store.conversations({
+      ...readOf(req, res),
+      limit,
+      ...(cursor === undefined ? {} : { cursor }),
+    })
+    const last = rows[rows.length - 1]
+    if (last && rows.length >= Math.min(Math.max(1, Math.floor(limit ?? 200)), 5000))
+      res.setHeader('X-Next-Cursor', last.cursor)
+    res.json(rows)
   })
   api.get('/transcript', async (req, res) => {
     const bot = requiredString(req.query.bot, 'bot')
@@ -103,23 +147,36 @@ export function dashboardApi(deps: {
     res.json({ ...record, raw: JSON.parse(record.raw) })
   })
   api.get('/reports/not-handled', async (req, res) => {
-    res.json(await deps.store.notHandled(filterOf(req, res)))
+    res.json(await deps.store.notHandled(readOf(req, res)))
   })
   api.get('/reports/intents', async (req, res) => {
-    res.json(await deps.store.intents(filterOf(req, res)))
+    res.json(await deps.store.intents(readOf(req, res)))
   })
   api.get('/reports/events', async (req, res) => {
-    res.json(await deps.store.events(filterOf(req, res)))
+    const filter = readOf(req, res)
+    res.json({ ...(await deps.store.events(filter)), from: filter.from, to: filter.to, tz: filter.tz })
   })
   api.get('/reports/segments', async (req, res) => {
-    res.json(await deps.store.segments(filterOf(req, res)))
+    res.json(await deps.store.segments(readOf(req, res)))
   })
   api.get('/reports/timeline', async (req, res) => {
     const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
     const bucketMs = BUCKETS[name]
     if (!bucketMs)
       throw new RequestError(400, 'invalid_request', 'query `bucket` must be minute, hour or day', 'bucket')
-    res.json(await deps.store.timeline({ ...filterOf(req, res), bucketMs, since: intParam(req, 'since') }))
+    // Minute buckets read the messages themselves: by default the last day, at most 7 days.
+    const fine = bucketMs < 3_600_000
+    const filter = readOf(req, res, fine ? DAY_MS : undefined)
+    const since = intParam(req, 'since')
+    const start = Math.max(filter.from, since ?? 0)
+    if (fine && (filter.to ?? Date.now()) - start > 7 * DAY_MS)
+      throw new RequestError(
+        400,
+        'invalid_request',
+        'query `bucket=minute` covers at most 7 days: use hour or day',
+        'from',
+      )
+    res.json(await deps.store.timeline({ ...filter, bucketMs, since }))
   })
 
   api.post('/pause', async (req, res) => {

@@ -1,6 +1,7 @@
 import type { LiveFeed } from '../live/live-feed'
 import type { AddResult, IncomingRecord, RecordStore } from '../store/store'
 import { blankRecordCredentials } from './blank-credentials'
+import { eventTime } from './event-time'
 import type { RecordPlatform, StoredRecordType } from './legacy-records'
 import { type NormalizedMessage, normalizeRecord } from './normalize'
 
@@ -32,6 +33,8 @@ function prepare(
       v: record.v,
       raw: record.raw,
       receivedAt,
+      // The record's own time where its shape carries one (reports and transcripts use it).
+      eventTs: eventTime(record.platform, record.type, record.body, receivedAt),
       idempotencyKey: record.idempotencyKey,
     },
     // Normalized once, here, from the body the validator already parsed.

@@ -3,14 +3,7 @@
  * a {@link StoredMessage}, the row shapes of the reports turned into the store's report types,
  * and the clamp on read limits. The SQL itself stays with each store.
  */
-import type {
-  ConversationSummary,
-  EventsReport,
-  MessengerPageConfig,
-  Segment,
-  StoredMessage,
-  StoredRecord,
-} from './store'
+import type { EventsReport, MessengerPageConfig, Segment, StoredMessage, StoredRecord } from './store'
 
 /** A row of the messages table (both stores name the columns alike), with the event's raw record when it is one. */
 export interface MessageRow {
@@ -33,6 +26,8 @@ export interface MessageRow {
   event_name: string | null
   amount: number | null
   ts: number
+  /** Absent in rows stored before event time (their `ts` is their receive time). */
+  received_at?: number | null
   event_raw?: string | null
 }
 
@@ -56,6 +51,7 @@ export function toMessage(row: MessageRow): StoredMessage {
     userJson: row.user_json ? JSON.parse(row.user_json) : null,
     event: null,
     ts: row.ts,
+    receivedAt: row.received_at ?? row.ts,
   }
   if (row.event_type !== null) {
     msg.event = {
@@ -66,32 +62,6 @@ export function toMessage(row: MessageRow): StoredMessage {
     if (row.amount !== null) msg.event.amount = row.amount
   }
   return msg
-}
-
-/** A row of the conversations query: the thread's last message, its count and who it is with. */
-export interface ConversationRow {
-  bot: string
-  thread: string
-  platform: string
-  user_id: string
-  in_user: string | null
-  n: number
-  text: string | null
-  ts: number
-}
-
-/** A conversations row as a summary; `paused` as the store reads its pause column. */
-export function toConversation(r: ConversationRow, paused: boolean): ConversationSummary {
-  return {
-    bot: r.bot,
-    platform: r.platform as ConversationSummary['platform'],
-    thread: r.thread,
-    userId: r.in_user ?? r.user_id,
-    messages: r.n,
-    lastText: r.text,
-    lastTs: r.ts,
-    paused,
-  }
 }
 
 /** A row of the Messenger pages table. */

@@ -15,6 +15,11 @@ export interface IncomingRecord {
   /** Collector clock, epoch ms. */
   receivedAt: number
   /**
+   * Event time, epoch ms: when the record's own shape says it happened (see `ingest/event-time.ts`).
+   * Absent: `receivedAt`. Reports, transcripts and the chart use it.
+   */
+  eventTs?: number | undefined
+  /**
    * The sender's per-record id (`Idempotency-Key` header, or a batch record's `idempotencyKey`):
    * a record whose (bot, key) is already stored is not stored again. Absent: always stored.
    */
@@ -35,8 +40,10 @@ export interface StoredMessage extends NormalizedMessage {
   /** Id of the record it came from (`GET /api/records/:id` gives the raw JSON). */
   recordId: number
   bot: string
-  /** Collector clock when the record arrived, epoch ms. */
+  /** Event time, epoch ms: the record's own time where its shape carries one, else {@link receivedAt}. */
   ts: number
+  /** Collector clock when the record arrived, epoch ms. */
+  receivedAt: number
 }
 
 /** A stored record: its metadata and the raw platform JSON. */
@@ -52,8 +59,15 @@ export interface ConversationSummary {
   userId: string
   messages: number
   lastText: string | null
+  /** Event time of the thread's latest message. */
   lastTs: number
   paused: boolean
+  /** Event time of the thread's first message. */
+  firstTs: number
+  /** The thread's inputs counted in the NotHandled report. */
+  notHandled: number
+  /** Keyset cursor: pass as `cursor` for the page after this row. */
+  cursor: string
 }
 
 /** One line of the NotHandled report: the same input, counted. */
@@ -101,6 +115,15 @@ export interface TimelineBucket {
 
 /** Filters shared by the read queries. */
 export interface ReadFilter {
+  /**
+   * Event time from (epoch ms, inclusive). Absent: all time. Reports read hourly rollups: their
+   * range is widened to whole hours (`from` rounded down, `to` up).
+   */
+  from?: number | undefined
+  /** Event time to (epoch ms, exclusive). Absent or null: no end. */
+  to?: number | null | undefined
+  /** IANA time zone of day buckets (timeline `day`). Default UTC. */
+  tz?: string | undefined
   /** Only this bot's records. */
   bot?: string
   /** Only these bots' records (the signed-in user's scope); combined with `bot`. An empty list matches nothing. */
@@ -182,10 +205,14 @@ export interface RecordStore {
   addMany(items: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>): Promise<AddResult[]>
   /** A record with its raw JSON. */
   record(id: number): Promise<StoredRecord | undefined>
-  /** Latest messages, newest last; `afterId` for paging forward. */
+  /** Latest messages (event time in the range), newest last; `afterId` for paging forward. */
   recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]>
   /** Transcripts, most recently active first. */
-  conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]>
+  /**
+   * Transcripts active in the range (first message before `to`, last at or after `from`), most
+   * recently active first (event time); `cursor` (a row's `cursor`) gives the page after it.
+   */
+  conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]>
   /**
    * The latest `limit` (default 500) messages of a transcript with id < `beforeId` (when given),
    * returned in arrival order (oldest first). Page back with `beforeId` = the first id returned.

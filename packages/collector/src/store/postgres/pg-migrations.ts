@@ -1,10 +1,15 @@
 import type { ClientBase } from 'pg'
+import { postgresDialect } from '../../reports/dialect'
+import { rollupDdl } from '../../reports/rollup-tables'
+import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
   version: number
   name: string
   sql: string
+  /** Runs after `sql`, in the same transaction (data derived in JS: the summaries' rebuild). */
+  after?: (client: ClientBase) => Promise<void>
 }
 
 /**
@@ -97,6 +102,40 @@ CREATE INDEX convotrack_messages_record ON convotrack_messages (record_id);
 CREATE INDEX convotrack_records_received ON convotrack_records (received_at);
 `,
   },
+  {
+    version: 3,
+    name: 'reports at scale: event time, summary tables (rebuilt from the stored messages)',
+    sql: `
+-- Rows stored before: event time unknown, their receive time stands for it (NULL = same as received_at / ts).
+-- Columns without a default (or a constant one) are added without rewriting the tables.
+ALTER TABLE convotrack_records ADD COLUMN IF NOT EXISTS event_ts bigint;
+ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS received_at bigint;
+ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS nh smallint NOT NULL DEFAULT 0;
+ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS event_key text COLLATE "C";
+UPDATE convotrack_messages SET event_key = CASE event_type
+    WHEN 'pageLaunchEvent' THEN coalesce(event_page, event_name)
+    WHEN 'referralEvent' THEN coalesce(event_source, '(none)')
+    ELSE event_name END
+  WHERE event_type IS NOT NULL AND event_key IS NULL;
+-- Reports read the summaries: the indexes of the old full-table reports go (fewer indexes, faster ingest).
+DROP INDEX IF EXISTS convotrack_messages_intent;
+DROP INDEX IF EXISTS convotrack_messages_event;
+DROP INDEX IF EXISTS convotrack_messages_user;
+DROP INDEX IF EXISTS convotrack_messages_bot;
+DROP INDEX IF EXISTS convotrack_messages_ts;
+-- Transcripts in event-time order (the NotHandled look-back keeps messages_thread: arrival order); the firehose and minute buckets by event time.
+CREATE INDEX IF NOT EXISTS convotrack_messages_thread_ts ON convotrack_messages (bot, thread, ts, id);
+CREATE INDEX IF NOT EXISTS convotrack_messages_ts_id ON convotrack_messages (ts, id);
+CREATE INDEX IF NOT EXISTS convotrack_messages_bot_ts ON convotrack_messages (bot, ts, id);
+${rollupDdl(postgresDialect)}
+`,
+    async after(client) {
+      await runStepsAsync(
+        rebuildRollups(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */
@@ -129,6 +168,7 @@ export async function migrate(
       await client.query('BEGIN')
       try {
         await client.query(m.sql)
+        await m.after?.(client)
         await client.query('INSERT INTO convotrack_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
         await client.query('COMMIT')
       } catch (e) {

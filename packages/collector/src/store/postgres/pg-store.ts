@@ -1,6 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
+import { postgresDialect as d, type Query } from '../../reports/dialect'
+import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
+import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
+import {
+  conversationsReport,
+  countsReport,
+  eventsReportOf,
+  intentsReport,
+  notHandledReport,
+  type Row,
+  segmentsReport,
+  timelineReport,
+} from '../../reports/report-queries'
+import type { RollupMessage } from '../../reports/rollup-delta'
+import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
 import type {
   AddResult,
   AuditEntry,
@@ -21,14 +36,10 @@ import type {
   TimelineBucket,
 } from '../store'
 import {
-  type ConversationRow,
   clampLimit,
-  eventsReport,
   type MessageRow,
   type MessengerPageRow,
   pagedRecords,
-  segmentsOf,
-  toConversation,
   toMessage,
   toMessengerPage,
 } from '../store-rows'
@@ -149,36 +160,11 @@ const numberTypes = {
       : (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)) as typeof pg.types.getTypeParser,
 }
 
-const SELECT_MESSAGE = `SELECT m.id, m.record_id, m.bot, m.platform, m.direction, m.user_id, m.conversation_id, m.thread,
-  m.session_id, m.text, m.intent, m.confidence, m.buttons, m.images, m.user_json, m.event_type, m.event_name, m.amount, m.ts,
-  CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
-  FROM convotrack_messages m JOIN convotrack_records r ON r.id = m.record_id`
-
-const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
-  v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
+const SELECT_MESSAGE = selectMessages(d)
 
 /** PostgreSQL text cannot hold U+0000 (JSON allows "\u0000"): normalized columns get U+FFFD; `raw` keeps the escape. */
 const text = (v: string | null): string | null =>
   v === null ? null : v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v
-
-/** What SQLite's `json_extract(raw, path)` gives, as text (null when absent or JSON null). */
-function extract(raw: string, path: readonly string[]): string | null {
-  let v: unknown
-  try {
-    v = JSON.parse(raw)
-  } catch {
-    return null
-  }
-  for (const key of path) {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return null
-    v = (v as Record<string, unknown>)[key]
-  }
-  if (v === undefined || v === null) return null
-  if (typeof v === 'string') return text(v)
-  if (typeof v === 'boolean') return v ? '1' : '0'
-  if (typeof v === 'number') return String(v)
-  return text(JSON.stringify(v))
-}
 
 type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
 
@@ -402,8 +388,8 @@ export class PgRecordStore implements RecordStore {
       const inserted = new Set(
         (
           await client.query<{ id: number }>(
-            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key, event_ts)
+             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[])
              ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
              RETURNING id`,
             [
@@ -415,6 +401,7 @@ export class PgRecordStore implements RecordStore {
               items.map((i) => i.record.receivedAt),
               items.map((i) => i.record.raw),
               items.map((i) => i.record.idempotencyKey ?? null),
+              items.map((i) => eventTsOf(i.record)),
             ],
           )
         ).rows.map((r) => r.id),
@@ -432,17 +419,15 @@ export class PgRecordStore implements RecordStore {
       }
       const fresh = items.flatMap((item, i) =>
         inserted.has(recordIds[i] as number)
-          ? item.messages.map((m, j) => ({
-              item,
-              m,
-              recordId: recordIds[i] as number,
-              id: messageIdsOf[i]?.[j] as number,
-            }))
+          ? item.messages.map((m, j) => {
+              const made = freshMessage(item.record, m, messageIdsOf[i]?.[j] as number, recordIds[i] as number)
+              return { item, m, ...made, rollup: pgSafe(made.rollup) }
+            })
           : [],
       )
       if (fresh.length > 0) {
         const col = <T>(f: (x: (typeof fresh)[number]) => T) => fresh.map(f)
-        const ids = col((x) => x.id)
+        const ids = col((x) => x.stored.id)
         // Other instances hear of the new messages when (and only if) this transaction commits.
         const payloads: string[] = []
         for (let i = 0; i < ids.length; i += IDS_PER_NOTIFY)
@@ -451,41 +436,52 @@ export class PgRecordStore implements RecordStore {
           `WITH ins AS (
              INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, conversation_id, thread,
                session_id, text, intent, confidence, buttons, images, user_json, event_type, event_name, amount,
-               event_page, event_source, ts)
+               event_key, nh, ts, received_at)
              SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                $8::text[], $9::text[], $10::text[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[],
-               $16::text[], $17::text[], $18::float8[], $19::text[], $20::text[], $21::bigint[])
+               $16::text[], $17::text[], $18::float8[], $19::text[], $20::smallint[], $21::bigint[], $22::bigint[])
            )
-           SELECT pg_notify($22, p) FROM unnest($23::text[]) AS p`,
+           SELECT pg_notify($23, p) FROM unnest($24::text[]) AS p`,
           [
             ids,
-            col((x) => x.recordId),
+            col((x) => x.stored.recordId),
             col((x) => x.item.record.bot),
             col((x) => x.m.platform),
             col((x) => x.m.direction),
-            col((x) => text(x.m.userId)),
+            col((x) => x.rollup.userId),
             col((x) => text(x.m.conversationId)),
-            col((x) => text(x.m.thread)),
+            col((x) => x.rollup.thread),
             col((x) => text(x.m.sessionId)),
-            col((x) => text(x.m.text)),
-            col((x) => text(x.m.intent)),
+            col((x) => x.rollup.text),
+            col((x) => x.rollup.intent),
             col((x) => x.m.confidence),
-            col((x) => json(x.m.buttons)),
-            col((x) => json(x.m.images)),
-            col((x) => json(x.m.userJson)),
+            col((x) => jsonColumn(x.m.buttons)),
+            col((x) => jsonColumn(x.m.images)),
+            col((x) => x.rollup.userJson),
             col((x) => x.m.event?.type ?? null),
             col((x) => text(x.m.event?.name ?? null)),
             col((x) => x.m.event?.amount ?? null),
-            col((x) =>
-              x.m.event?.type === 'pageLaunchEvent' ? extract(x.item.record.raw, ['extraInfo', 'url']) : null,
-            ),
-            col((x) => (x.m.event?.type === 'referralEvent' ? extract(x.item.record.raw, ['source']) : null)),
+            col((x) => x.rollup.eventKey),
+            col((x) => (x.rollup.nh ? 1 : 0)),
+            col((x) => x.stored.ts),
             col((x) => x.item.record.receivedAt),
             CHANNEL,
             this.closed ? [] : payloads,
           ],
         )
       }
+      // The summaries, in the same transaction: committed with the records or not at all.
+      await runSteps(
+        client,
+        ingestRollups(
+          d,
+          fresh.map((x) => x.rollup),
+          items.flatMap((item, i) =>
+            inserted.has(recordIds[i] as number) ? [{ bot: item.record.bot, ts: eventTsOf(item.record) }] : [],
+          ),
+        ),
+      )
+      let at = 0
       return items.map((item, i): AddResult => {
         const id = recordIds[i] as number
         if (!inserted.has(id)) {
@@ -493,15 +489,8 @@ export class PgRecordStore implements RecordStore {
           if (found === undefined) throw new Error('record neither stored nor found under its idempotency key')
           return { id: found, duplicate: true, messages: [] }
         }
-        const messages = item.messages.map(
-          (m, j): StoredMessage => ({
-            ...m,
-            id: messageIdsOf[i]?.[j] as number,
-            recordId: id,
-            bot: item.record.bot,
-            ts: item.record.receivedAt,
-          }),
-        )
+        const messages = fresh.slice(at, at + item.messages.length).map((x) => x.stored)
+        at += item.messages.length
         return { id, duplicate: false, messages }
       })
     })
@@ -545,30 +534,16 @@ export class PgRecordStore implements RecordStore {
     return rows[0]
   }
 
+  /** The reports' way of running a statement (pooled, bounded like every read). */
+  private readonly exec = (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params)
+
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
-    const params: unknown[] = []
-    let where = scope(filter, params, 'm.bot')
-    if (filter.afterId !== undefined) where += ` AND m.id > $${params.push(filter.afterId)}`
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE true${where}
-      ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 100))}) x ORDER BY id ASC`
-    return (await this.query<MessageRow>(sql, params)).map(toMessage)
+    const q = recentQuery(d, filter, clampLimit(filter.limit, 100))
+    return (await this.query<MessageRow>(d.sql(q.sql), q.params)).map(toMessage)
   }
 
-  async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
-    const params: unknown[] = []
-    const where = scope(filter, params)
-    const rows = await this.query<ConversationRow & { paused: boolean | null }>(
-      `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
-       FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
-               max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
-               max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
-             FROM convotrack_messages WHERE true${where} GROUP BY bot, thread) c
-       JOIN convotrack_messages m ON m.id = c.last_id
-       LEFT JOIN convotrack_pauses p ON p.bot = m.bot AND p.thread = m.thread
-       ORDER BY m.id DESC LIMIT $${params.push(clampLimit(filter.limit, 200))}`,
-      params,
-    )
-    return rows.map((r) => toConversation(r, r.paused === true))
+  async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
+    return conversationsReport(d, this.exec, { ...filter, limit: clampLimit(filter.limit, 200) })
   }
 
   async transcript(
@@ -576,102 +551,29 @@ export class PgRecordStore implements RecordStore {
     thread: string,
     options: { limit?: number; beforeId?: number } = {},
   ): Promise<StoredMessage[]> {
-    const params: unknown[] = [bot, thread]
-    const before = options.beforeId !== undefined ? `AND m.id < $${params.push(options.beforeId)}` : ''
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = $1 AND m.thread = $2 ${before}
-      ORDER BY m.id DESC LIMIT $${params.push(clampLimit(options.limit, 500))}) x ORDER BY id ASC`
-    return (await this.query<MessageRow>(sql, params)).map(toMessage)
+    const before = options.beforeId === undefined ? undefined : Math.floor(options.beforeId)
+    const q = transcriptQuery(d, text(bot) as string, text(thread) as string, clampLimit(options.limit, 500), before)
+    return (await this.query<MessageRow>(d.sql(q.sql), q.params)).map(toMessage)
   }
 
-  /**
-   * Inputs the bot did not handle: incoming messages marked NotHandled, and the incoming
-   * message each outgoing NotHandled reply answered (the latest incoming message before it in
-   * the same bot and thread). Each input counts once, grouped by text (case and surrounding
-   * spaces aside). The same query as SQLite's; the (bot, thread, id) index serves the lookup back.
-   */
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    const params: unknown[] = []
-    const incoming = scope(filter, params)
-    const replies = scope(filter, params, 'o.bot')
-    return this.query<NotHandledLine>(
-      `WITH nh (id) AS (
-         SELECT id FROM convotrack_messages WHERE intent = 'NotHandled' AND direction = 'incoming'${incoming}
-         UNION
-         SELECT (SELECT max(i.id) FROM convotrack_messages i
-                 WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming' AND i.id < o.id)
-         FROM convotrack_messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing'${replies}
-       )
-       SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS "lastTs",
-              array_agg(DISTINCT bot) AS bots
-       FROM convotrack_messages WHERE id IN (SELECT id FROM nh WHERE id IS NOT NULL)
-       GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, "lastTs" DESC LIMIT 500`,
-      params,
-    )
+    return notHandledReport(d, this.exec, filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    const params: unknown[] = []
-    const and = scope(filter, params)
-    return this.query<IntentLine>(
-      `SELECT intent, count(*) AS count, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
-              count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, avg(confidence) AS "avgConfidence"
-       FROM convotrack_messages WHERE intent IS NOT NULL AND direction != 'event'${and}
-       GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
-      params,
-    )
+    return intentsReport(d, this.exec, filter)
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    const p: unknown[] = []
-    const and = scope(filter, p)
-    const byName = (type: string) =>
-      this.query<{ name: string; count: number; total: number | null }>(
-        `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM convotrack_messages
-         WHERE event_type = '${type}'${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
-        p,
-      )
-    const [custom, revenue, shares, pageLaunches, referrals] = await Promise.all([
-      byName('customEvent'),
-      byName('revenueEvent'),
-      byName('shareEvent'),
-      this.query<{ page: string; count: number }>(
-        `SELECT coalesce(event_page, event_name) AS page, count(*) AS count FROM convotrack_messages
-         WHERE event_type = 'pageLaunchEvent'${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
-        p,
-      ),
-      this.query<{ source: string; count: number }>(
-        `SELECT coalesce(event_source, '(none)') AS source, count(*) AS count FROM convotrack_messages
-         WHERE event_type = 'referralEvent'${and} GROUP BY 1 ORDER BY count DESC LIMIT 100`,
-        p,
-      ),
-    ])
-    return eventsReport({ custom, revenue, shares, pageLaunches, referrals })
+    return eventsReportOf(d, this.exec, filter)
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
-    // The latest metadata each user sent: that's who they are now.
-    const params: unknown[] = []
-    const and = scope(filter, params)
-    const rows = await this.query<{ user_json: string }>(
-      `SELECT m.user_json FROM convotrack_messages m
-       JOIN (SELECT bot, user_id, max(id) AS id FROM convotrack_messages WHERE user_json IS NOT NULL${and}
-             GROUP BY bot, user_id) u ON u.id = m.id ORDER BY m.id`,
-      params,
-    )
-    return segmentsOf(rows.map((r) => r.user_json))
+    return segmentsReport(d, this.exec, filter)
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    const bucket = Math.max(1000, Math.floor(filter.bucketMs))
-    const params: unknown[] = [filter.since ?? 0]
-    const and = scope(filter, params)
-    return this.query<TimelineBucket>(
-      // The bucket is an integer we made: inlined, bigint division like SQLite's integer division.
-      `SELECT (ts / ${bucket}) * ${bucket} AS t, count(*) FILTER (WHERE direction = 'incoming') AS incoming,
-              count(*) FILTER (WHERE direction = 'outgoing') AS outgoing, count(*) FILTER (WHERE direction = 'event') AS events
-       FROM convotrack_messages WHERE ts >= $1${and} GROUP BY 1 ORDER BY 1`,
-      params,
-    )
+    return timelineReport(d, this.exec, filter)
   }
 
   async paused(bot: string, thread: string): Promise<boolean> {
@@ -690,14 +592,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    const p: unknown[] = []
-    const and = scope(filter, p)
-    const rows = await this.query<{ records: number; messages: number }>(
-      `SELECT (SELECT count(*) FROM convotrack_records WHERE true${and}) AS records,
-              (SELECT count(*) FROM convotrack_messages WHERE true${and}) AS messages`,
-      p,
-    )
-    return { records: rows[0]?.records ?? 0, messages: rows[0]?.messages ?? 0 }
+    return countsReport(d, this.exec, filter)
   }
 
   // ------------------------------------------------------------------ lifecycle and audit
@@ -717,24 +612,20 @@ export class PgRecordStore implements RecordStore {
           [bot, text(userId)],
         )
       ).rows.map((r) => r.thread)
-      // Both deletes in one statement: the records' ids never leave the database, and the
-      // foreign key (NO ACTION) is checked at the statement's end, when the messages are gone.
-      const gone = (
-        await client.query<{ records: number; messages: number }>(
-          `WITH doomed AS (SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2),
-                m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
-                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING 1)
-           SELECT (SELECT count(*) FROM r) AS records, (SELECT count(*) FROM m) AS messages`,
+      const doomed = (
+        await client.query<{ id: number }>(
+          'SELECT DISTINCT record_id AS id FROM convotrack_messages WHERE bot = $1 AND user_id = $2',
           [bot, text(userId)],
         )
-      ).rows[0]
+      ).rows.map((r) => r.id)
+      const gone = await this.deleteRecords(client, doomed)
       const about = [text(userId), ...threads]
       await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
       await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
         bot,
         about,
       ])
-      const result = { removed: gone?.records ?? 0, messages: gone?.messages ?? 0, threads }
+      const result = { removed: gone.records.length, messages: gone.messages, threads }
       // A user id too long for a notification's payload goes by its threads only.
       await this.notify(client, {
         k: 'e',
@@ -777,22 +668,43 @@ export class PgRecordStore implements RecordStore {
     if (opts.exceptBots?.length) where += ` AND bot <> ALL($${params.push([...opts.exceptBots])}::text[])`
     const limit = `$${params.push(Math.max(1, Math.floor(opts.limit)))}`
     return this.transaction(async (client) => {
-      const rows = (
-        await client.query<{ bot: string; n: number }>(
-          // A data-modifying WITH runs to completion whether or not its output is read (m).
-          `WITH doomed AS (
-             SELECT id FROM convotrack_records WHERE received_at < $1${where}
-             ORDER BY received_at LIMIT ${limit} FOR UPDATE SKIP LOCKED),
-                m AS (DELETE FROM convotrack_messages WHERE record_id IN (SELECT id FROM doomed) RETURNING 1),
-                r AS (DELETE FROM convotrack_records WHERE id IN (SELECT id FROM doomed) RETURNING bot)
-           SELECT bot, count(*) AS n FROM r GROUP BY bot ORDER BY bot`,
+      const doomed = (
+        await client.query<{ id: number }>(
+          `SELECT id FROM convotrack_records WHERE received_at < $1${where}
+           ORDER BY received_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
           params,
         )
-      ).rows
-      const n = rows.reduce((t, r) => t + r.n, 0)
-      if (n > 0) await this.notify(client, { k: 'x', bots: capped(rows.map((r) => r.bot)), before: opts.before })
-      return n
+      ).rows.map((r) => r.id)
+      const gone = await this.deleteRecords(client, doomed)
+      const bots = [...new Set(gone.records.map((r) => r.bot))].sort()
+      if (gone.records.length > 0) await this.notify(client, { k: 'x', bots: capped(bots), before: opts.before })
+      return gone.records.length
     })
+  }
+
+  /**
+   * Deletes these records with their messages and takes their share out of the summaries, in the
+   * caller's transaction; gives the records' (bot, event time) and how many messages went.
+   */
+  private async deleteRecords(
+    client: Sql,
+    ids: number[],
+  ): Promise<{ records: Array<{ bot: string; ts: number }>; messages: number }> {
+    if (ids.length === 0) return { records: [], messages: 0 }
+    const messages = (
+      await client.query<Row>(
+        `DELETE FROM convotrack_messages WHERE record_id = ANY($1::bigint[]) RETURNING ${ROLLUP_COLUMNS}`,
+        [ids],
+      )
+    ).rows.map(rollupMessage)
+    const records = (
+      await client.query<{ bot: string; ts: number }>(
+        'DELETE FROM convotrack_records WHERE id = ANY($1::bigint[]) RETURNING bot, coalesce(event_ts, received_at) AS ts',
+        [ids],
+      )
+    ).rows
+    await runSteps(client, takeBack(d, messages, records))
+    return { records, messages: messages.length }
   }
 
   async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
@@ -1060,13 +972,19 @@ async function nextIds(client: Sql, records: number, messages: number): Promise<
   return [sorted(row?.r), sorted(row?.m)]
 }
 
-/**
- * The bot scope of a read as SQL (` AND col = $n AND col = ANY($m)`), its parameters pushed to
- * `params`. `bots: []` matches nothing, like SQLite's.
- */
-function scope(filter: ReadFilter, params: unknown[], col = 'bot'): string {
-  let and = ''
-  if (filter.bot !== undefined) and += ` AND ${col} = $${params.push(filter.bot)}`
-  if (filter.bots !== undefined) and += ` AND ${col} = ANY($${params.push([...filter.bots])}::text[])`
-  return and
+/** A message's summary fields without U+0000 (PostgreSQL text cannot hold it), as its columns store them. */
+function pgSafe(m: RollupMessage): RollupMessage {
+  return {
+    ...m,
+    userId: text(m.userId) as string,
+    thread: text(m.thread) as string,
+    text: text(m.text),
+    intent: text(m.intent),
+    eventKey: text(m.eventKey),
+  }
+}
+
+/** Runs the shared statement generators on a transaction's client. */
+function runSteps<T>(client: Sql, steps: Parameters<typeof runStepsAsync<T>>[0]): Promise<T> {
+  return runStepsAsync(steps, async (q: Query) => (await client.query<Row>(d.sql(q.sql), q.params)).rows)
 }

@@ -1,5 +1,20 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
+import { sqliteDialect as d, type Query } from '../../reports/dialect'
+import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
+import { recentQuery, transcriptQuery } from '../../reports/message-queries'
+import {
+  conversationsReport,
+  countsReport,
+  eventsReportOf,
+  intentsReport,
+  notHandledReport,
+  type Row,
+  segmentsReport,
+  timelineReport,
+} from '../../reports/report-queries'
+import type { RollupMessage } from '../../reports/rollup-delta'
+import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
 import type {
   AddResult,
   AuditEntry,
@@ -20,85 +35,14 @@ import type {
   TranscriptPage,
 } from '../store'
 import {
-  type ConversationRow,
   clampLimit,
-  eventsReport,
   type MessageRow,
   type MessengerPageRow,
   pagedRecords,
-  segmentsOf,
-  toConversation,
   toMessage,
   toMessengerPage,
 } from '../store-rows'
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS records (
-  id INTEGER PRIMARY KEY,
-  bot TEXT NOT NULL,
-  platform TEXT NOT NULL,
-  type TEXT NOT NULL,
-  v TEXT NOT NULL,
-  received_at INTEGER NOT NULL,
-  raw TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS records_bot ON records (bot);
-CREATE TABLE IF NOT EXISTS messages (
-  id INTEGER PRIMARY KEY,
-  record_id INTEGER NOT NULL REFERENCES records(id),
-  bot TEXT NOT NULL,
-  platform TEXT NOT NULL,
-  direction TEXT NOT NULL,
-  user_id TEXT NOT NULL,
-  conversation_id TEXT,
-  thread TEXT NOT NULL,
-  session_id TEXT,
-  text TEXT,
-  intent TEXT,
-  confidence REAL,
-  buttons TEXT,
-  images TEXT,
-  user_json TEXT,
-  event_type TEXT,
-  event_name TEXT,
-  amount REAL,
-  ts INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS messages_thread ON messages (bot, thread, id);
-CREATE INDEX IF NOT EXISTS messages_intent ON messages (intent) WHERE intent IS NOT NULL;
-CREATE INDEX IF NOT EXISTS messages_event ON messages (event_type) WHERE event_type IS NOT NULL;
-CREATE INDEX IF NOT EXISTS messages_user ON messages (bot, user_id, id) WHERE user_json IS NOT NULL;
-CREATE TABLE IF NOT EXISTS pauses (
-  bot TEXT NOT NULL,
-  thread TEXT NOT NULL,
-  paused INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  PRIMARY KEY (bot, thread)
-);
-CREATE INDEX IF NOT EXISTS messages_bot_user ON messages (bot, user_id, record_id);
-CREATE INDEX IF NOT EXISTS messages_record ON messages (record_id);
-CREATE INDEX IF NOT EXISTS records_received ON records (received_at);
-CREATE TABLE IF NOT EXISTS audit (
-  id INTEGER PRIMARY KEY,
-  ts INTEGER NOT NULL,
-  actor TEXT NOT NULL,
-  action TEXT NOT NULL,
-  bot TEXT,
-  target TEXT,
-  detail TEXT
-);
-CREATE INDEX IF NOT EXISTS audit_bot ON audit (bot, id);
-CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS messenger_pages (
-  page_id TEXT PRIMARY KEY,
-  app_secret TEXT NOT NULL,
-  verify_token TEXT NOT NULL,
-  bot TEXT
-);
-`
-
-const SELECT_MESSAGE = `SELECT m.*, CASE WHEN m.event_type IS NOT NULL THEN r.raw END AS event_raw
-  FROM messages m JOIN records r ON r.id = m.record_id`
+import { migrateSqlite } from './sqlite-migrations'
 
 interface PendingAdd {
   record: IncomingRecord
@@ -120,21 +64,6 @@ function kept<T extends object>(value: T): T {
   keptAlive.add(value)
   return value
 }
-
-/**
- * Idempotency keys (added after the first release): a column and a unique index per bot, added
- * to older database files when they are opened.
- */
-function migrateIdempotency(db: Database.Database): void {
-  const columns = kept(db.prepare('PRAGMA table_info(records)')).all() as Array<{ name: string }>
-  if (!columns.some((c) => c.name === 'idempotency_key')) db.exec('ALTER TABLE records ADD COLUMN idempotency_key TEXT')
-  db.exec(
-    'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
-  )
-}
-
-const json = (v: unknown[] | Record<string, unknown> | null): string | null =>
-  v === null || (Array.isArray(v) && v.length === 0) ? null : JSON.stringify(v)
 
 /**
  * The default {@link RecordStore}: SQLite through better-sqlite3, a file or `:memory:`. WAL
@@ -159,13 +88,13 @@ export class SqliteRecordStore implements RecordStore {
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
     if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
-    this.db.exec(SCHEMA)
-    migrateIdempotency(this.db)
+    migrateSqlite(this.db, kept, (q) => this.run(q))
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = kept(
       this.db.prepare(
-        `INSERT INTO records (bot, platform, type, v, received_at, raw, idempotency_key)
-       VALUES (@bot, @platform, @type, @v, @receivedAt, @raw, @idempotencyKey)
+        `INSERT INTO records (bot, platform, type, v, received_at, event_ts, raw, idempotency_key)
+       VALUES (@bot, @platform, @type, @v, @receivedAt, @eventTs, @raw, @idempotencyKey)
        ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
       ),
     )
@@ -173,11 +102,17 @@ export class SqliteRecordStore implements RecordStore {
     this.insertMessage = kept(
       this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
-       buttons, images, user_json, event_type, event_name, amount, ts)
+       buttons, images, user_json, event_type, event_name, amount, ts, received_at, nh, event_key)
       VALUES (@recordId, @bot, @platform, @direction, @userId, @conversationId, @thread, @sessionId, @text, @intent, @confidence,
-       @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts)`),
+       @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts, @receivedAt, @nh, @eventKey)`),
     )
-    const insertOne = (record: IncomingRecord, messages: NormalizedMessage[]): AddResult => {
+    /** Stores one record and its messages; the summaries' share is gathered into `fresh` / `records`. */
+    const insertOne = (
+      record: IncomingRecord,
+      messages: NormalizedMessage[],
+      fresh: RollupMessage[],
+      records: Array<{ bot: string; ts: number }>,
+    ): AddResult => {
       const key = record.idempotencyKey ?? null
       const inserted = this.insertRecord.run({
         bot: record.bot,
@@ -185,13 +120,16 @@ export class SqliteRecordStore implements RecordStore {
         type: record.type,
         v: record.v,
         receivedAt: record.receivedAt,
+        eventTs: eventTsOf(record),
         raw: record.raw,
         idempotencyKey: key,
       })
       if (inserted.changes === 0)
         return { id: Number(this.findKey.get(record.bot, key)), duplicate: true, messages: [] }
       const id = Number(inserted.lastInsertRowid)
+      records.push({ bot: record.bot, ts: eventTsOf(record) })
       const stored = messages.map((m): StoredMessage => {
+        const draft = freshMessage(record, m, 0, id)
         const mid = Number(
           this.insertMessage.run({
             recordId: id,
@@ -205,25 +143,47 @@ export class SqliteRecordStore implements RecordStore {
             text: m.text,
             intent: m.intent,
             confidence: m.confidence,
-            buttons: json(m.buttons),
-            images: json(m.images),
-            userJson: json(m.userJson),
+            buttons: jsonColumn(m.buttons),
+            images: jsonColumn(m.images),
+            userJson: draft.rollup.userJson,
             eventType: m.event?.type ?? null,
             eventName: m.event?.name ?? null,
             amount: m.event?.amount ?? null,
-            ts: record.receivedAt,
+            ts: draft.stored.ts,
+            receivedAt: record.receivedAt,
+            nh: draft.rollup.nh ? 1 : 0,
+            eventKey: draft.rollup.eventKey,
           }).lastInsertRowid,
         )
-        return { ...m, id: mid, recordId: id, bot: record.bot, ts: record.receivedAt }
+        fresh.push({ ...draft.rollup, id: mid })
+        return { ...draft.stored, id: mid }
       })
       return { id, duplicate: false, messages: stored }
     }
-    this.addTx = this.db.transaction(insertOne)
-    this.addBatchTx = this.db.transaction(
-      (batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>) =>
-        batch.map((item) => insertOne(item.record, item.messages)),
-    )
+    // The summaries are maintained in the same transaction as the inserts.
+    const insertBatch = (batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>) => {
+      const fresh: RollupMessage[] = []
+      const records: Array<{ bot: string; ts: number }> = []
+      const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
+      runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
+      return results
+    }
+    this.addTx = this.db.transaction((record: IncomingRecord, messages: NormalizedMessage[]) => {
+      return insertBatch([{ record, messages }])[0] as AddResult
+    })
+    this.addBatchTx = this.db.transaction(insertBatch)
   }
+
+  /** Runs one statement of the shared SQL, answering its rows (none for a write without RETURNING). */
+  private run(q: Query): Row[] {
+    const s = this.stmt(q.sql)
+    if (s.reader) return s.all(...q.params) as Row[]
+    s.run(...q.params)
+    return []
+  }
+
+  /** The reports' way of running a statement. */
+  private readonly exec = async (q: Query): Promise<Row[]> => this.run(q)
 
   private stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql)
@@ -285,123 +245,38 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
-    const limit = clampLimit(filter.limit, 100)
-    const sc = scope(filter, 'm.bot')
-    const after = filter.afterId !== undefined ? ' AND m.id > ?' : ''
-    const params = [...sc.params, ...(filter.afterId !== undefined ? [filter.afterId] : [])]
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE 1 = 1${sc.and}${after}
-      ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
-    return this.all<MessageRow>(sql, ...params, limit).map(toMessage)
+    const q = recentQuery(d, filter, clampLimit(filter.limit, 100))
+    return (this.run(q) as unknown as MessageRow[]).map(toMessage)
   }
 
-  async conversations(filter: ReadFilter & { limit?: number }): Promise<ConversationSummary[]> {
-    const limit = clampLimit(filter.limit, 200)
-    const rows = this.all<ConversationRow & { paused: number | null }>(
-      `SELECT m.bot, m.thread, coalesce(c.msg_platform, m.platform) AS platform, m.user_id, c.in_user, c.n, m.text, m.ts, p.paused
-       FROM (SELECT bot, thread, max(id) AS last_id, count(*) AS n,
-               max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
-               max(CASE WHEN direction != 'event' THEN platform END) AS msg_platform
-             FROM messages WHERE 1 = 1${scope(filter).and} GROUP BY bot, thread) c
-       JOIN messages m ON m.id = c.last_id
-       LEFT JOIN pauses p ON p.bot = m.bot AND p.thread = m.thread
-       ORDER BY m.id DESC LIMIT ?`,
-      ...scope(filter).params,
-      limit,
-    )
-    return rows.map((r) => toConversation(r, r.paused === 1))
+  async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
+    return conversationsReport(d, this.exec, { ...filter, limit: clampLimit(filter.limit, 200) })
   }
 
   async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
-    const limit = clampLimit(options.limit, 500)
-    const before = options.beforeId
-    // Walks the (bot, thread, id) index backwards from the cursor: a page costs `limit` rows however long the thread.
-    const sql = `SELECT * FROM (${SELECT_MESSAGE} WHERE m.bot = ? AND m.thread = ? ${before !== undefined ? 'AND m.id < ?' : ''}
-      ORDER BY m.id DESC LIMIT ?) ORDER BY id ASC`
-    const params = before !== undefined ? [bot, thread, Math.floor(before), limit] : [bot, thread, limit]
-    return this.all<MessageRow>(sql, ...params).map(toMessage)
+    const before = options.beforeId === undefined ? undefined : Math.floor(options.beforeId)
+    const q = transcriptQuery(d, bot, thread, clampLimit(options.limit, 500), before)
+    return (this.run(q) as unknown as MessageRow[]).map(toMessage)
   }
 
-  /**
-   * Inputs the bot did not handle: incoming messages marked NotHandled, and the incoming
-   * message each outgoing NotHandled reply answered (the latest incoming message before it in
-   * the same bot and thread: the dashbot SDK's `setNotHandled()` marks the reply). Each input
-   * counts once, grouped by text (case and surrounding spaces aside).
-   */
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    const rows = this.all<{ text: string; count: number; users: number; lastTs: number; bots: string }>(
-      `WITH nh(id) AS (
-         SELECT id FROM messages WHERE intent = 'NotHandled' AND direction = 'incoming' ${scope(filter).and}
-         UNION
-         SELECT (SELECT max(i.id) FROM messages i
-                 WHERE i.bot = o.bot AND i.thread = o.thread AND i.direction = 'incoming' AND i.id < o.id)
-         FROM messages o WHERE o.intent = 'NotHandled' AND o.direction = 'outgoing' ${scope(filter, 'o.bot').and}
-       )
-       SELECT min(coalesce(text, '')) AS text, count(*) AS count, count(DISTINCT user_id) AS users, max(ts) AS lastTs,
-              group_concat(DISTINCT bot) AS bots
-       FROM messages WHERE id IN (SELECT id FROM nh WHERE id IS NOT NULL)
-       GROUP BY lower(trim(coalesce(text, ''))) ORDER BY count DESC, lastTs DESC LIMIT 500`,
-      ...scope(filter).params,
-      ...scope(filter, 'o.bot').params,
-    )
-    return rows.map((r) => ({ ...r, bots: r.bots ? r.bots.split(',') : [] }))
+    return notHandledReport(d, this.exec, filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return this.all<IntentLine>(
-      `SELECT intent, count(*) AS count, sum(direction = 'incoming') AS incoming, sum(direction = 'outgoing') AS outgoing,
-              avg(confidence) AS avgConfidence
-       FROM messages WHERE intent IS NOT NULL AND direction != 'event' ${scope(filter).and}
-       GROUP BY intent ORDER BY count DESC, intent LIMIT 500`,
-      ...scope(filter).params,
-    )
+    return intentsReport(d, this.exec, filter)
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    const { and, params: p } = scope(filter, 'm.bot')
-    const byName = (type: string) =>
-      this.all<{ name: string; count: number; total: number | null }>(
-        `SELECT event_name AS name, count(*) AS count, sum(amount) AS total FROM messages m
-         WHERE event_type = '${type}' ${and} GROUP BY event_name ORDER BY count DESC LIMIT 100`,
-        ...p,
-      )
-    const revenue = byName('revenueEvent')
-    const shares = byName('shareEvent')
-    const pageLaunches = this.all<{ page: string; count: number }>(
-      `SELECT coalesce(json_extract(r.raw, '$.extraInfo.url'), m.event_name) AS page, count(*) AS count
-       FROM messages m JOIN records r ON r.id = m.record_id
-       WHERE m.event_type = 'pageLaunchEvent' ${and} GROUP BY page ORDER BY count DESC LIMIT 100`,
-      ...p,
-    )
-    const referrals = this.all<{ source: string; count: number }>(
-      `SELECT coalesce(json_extract(r.raw, '$.source'), '(none)') AS source, count(*) AS count
-       FROM messages m JOIN records r ON r.id = m.record_id
-       WHERE m.event_type = 'referralEvent' ${and} GROUP BY source ORDER BY count DESC LIMIT 100`,
-      ...p,
-    )
-    return eventsReport({ custom: byName('customEvent'), revenue, shares, pageLaunches, referrals })
+    return eventsReportOf(d, this.exec, filter)
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
-    // The latest metadata each user sent: that's who they are now.
-    const rows = this.all<{ user_json: string }>(
-      `SELECT m.user_json FROM messages m
-       JOIN (SELECT bot, user_id, max(id) AS id FROM messages WHERE user_json IS NOT NULL ${scope(filter).and}
-             GROUP BY bot, user_id) u ON u.id = m.id`,
-      ...scope(filter).params,
-    )
-    return segmentsOf(rows.map((r) => r.user_json))
+    return segmentsReport(d, this.exec, filter)
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    const bucket = Math.max(1000, Math.floor(filter.bucketMs))
-    return this.all<TimelineBucket>(
-      // The bucket is an integer we made: inlined so SQLite does integer division.
-      `SELECT (ts / ${bucket}) * ${bucket} AS t, sum(direction = 'incoming') AS incoming, sum(direction = 'outgoing') AS outgoing,
-              sum(direction = 'event') AS events
-       FROM messages WHERE ts >= ? ${scope(filter).and} GROUP BY t ORDER BY t`,
-      filter.since ?? 0,
-      ...scope(filter).params,
-    )
+    return timelineReport(d, this.exec, filter)
   }
 
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
@@ -432,22 +307,25 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    const r = scope(filter)
-    const records = (
-      this.stmt(`SELECT count(*) AS n FROM records WHERE 1 = 1${r.and}`).get(...r.params) as { n: number }
-    ).n
-    const messages = (
-      this.stmt(`SELECT count(*) AS n FROM messages WHERE 1 = 1${r.and}`).get(...r.params) as { n: number }
-    ).n
-    return { records, messages }
+    return countsReport(d, this.exec, filter)
   }
 
-  /** Deletes the records listed in the temp table `doomed`, and their messages; returns how many records. */
+  /**
+   * Deletes the records listed in the temp table `doomed` with their messages, and takes their
+   * share out of the summaries; returns how many records and messages.
+   */
   private deleteDoomed(): { records: number; messages: number } {
+    const doomed = this.all<Row>(
+      `SELECT ${ROLLUP_COLUMNS} FROM messages WHERE record_id IN (SELECT id FROM doomed)`,
+    ).map(rollupMessage)
+    const records = this.all<{ bot: string; ts: number }>(
+      'SELECT bot, coalesce(event_ts, received_at) AS ts FROM records WHERE id IN (SELECT id FROM doomed)',
+    )
     const messages = this.stmt('DELETE FROM messages WHERE record_id IN (SELECT id FROM doomed)').run().changes
-    const records = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
+    const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
-    return { records, messages }
+    runSteps(takeBack(d, doomed, records), (q) => this.run(q))
+    return { records: removed, messages }
   }
 
   async eraseUser(bot: string, userId: string): Promise<ErasureResult> {
@@ -552,19 +430,4 @@ export class SqliteRecordStore implements RecordStore {
     if (this.db.open) this.commitPending()
     if (this.db.open) this.db.close()
   }
-}
-
-/** The bot scope of a read as SQL: ` AND col = ? AND col IN (json list)`, with its parameters. */
-function scope(filter: ReadFilter, col = 'bot'): { and: string; params: unknown[] } {
-  let and = ''
-  const params: unknown[] = []
-  if (filter.bot !== undefined) {
-    and += ` AND ${col} = ?`
-    params.push(filter.bot)
-  }
-  if (filter.bots !== undefined) {
-    and += ` AND ${col} IN (SELECT value FROM json_each(?))`
-    params.push(JSON.stringify(filter.bots))
-  }
-  return { and, params }
 }

@@ -1,0 +1,268 @@
+/**
+ * Every report, defined once for both databases: it reads the summary tables (never the
+ * messages table), within a range widened to whole hours, and shapes the answer. `exec` runs a
+ * statement written with `?` placeholders on the store's database.
+ */
+import type {
+  ConversationSummary,
+  EventsReport,
+  IntentLine,
+  NotHandledLine,
+  ReadFilter,
+  Segment,
+  TimelineBucket,
+} from '../store/store'
+import { eventsReport, segmentsOf } from '../store/store-rows'
+import type { Dialect, Query } from './dialect'
+import { fineTimelineQuery, scopeSql } from './message-queries'
+import { dayStart, HOUR_MS, hourRange } from './range'
+import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED, USERS } from './rollup-tables'
+
+/** A row as the database answers it. */
+export type Row = Record<string, unknown>
+/** Runs one statement (with `?` placeholders) and gives its rows. */
+export type Exec = (q: Query) => Promise<Row[]>
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
+
+/** ` AND hour >= ? AND hour < ?` over the range widened to whole hours. */
+function hoursSql(filter: ReadFilter, params: unknown[], col = 'hour'): string {
+  const r = hourRange(filter)
+  let and = ''
+  if (r.from > 0) {
+    and += ` AND ${col} >= ?`
+    params.push(r.from)
+  }
+  if (r.to !== null) {
+    and += ` AND ${col} < ?`
+    params.push(r.to)
+  }
+  return and
+}
+
+/** WHERE of a read of one summary table: bot scope and hours. */
+function where(d: Dialect, filter: ReadFilter, params: unknown[]): string {
+  return `WHERE 1 = 1${scopeSql(d, filter, params)}${hoursSql(filter, params)}`
+}
+
+/** Records and messages within the filter (`/api/stats`). */
+export async function countsReport(d: Dialect, exec: Exec, filter: ReadFilter) {
+  const params: unknown[] = []
+  const rows = await exec({
+    sql: `SELECT sum(records) AS records, sum(messages) AS messages FROM ${d.table(HOURLY.name)} ${where(d, filter, params)}`,
+    params,
+  })
+  return { records: num(rows[0]?.records), messages: num(rows[0]?.messages) }
+}
+
+export async function intentsReport(d: Dialect, exec: Exec, filter: ReadFilter): Promise<IntentLine[]> {
+  const params: unknown[] = []
+  const rows = await exec({
+    sql: `SELECT intent, sum(messages) AS n, sum(incoming) AS incoming, sum(outgoing) AS outgoing,
+        sum(conf_sum) AS conf_sum, sum(conf_n) AS conf_n
+      FROM ${d.table(INTENTS.name)} ${where(d, filter, params)}
+      GROUP BY intent HAVING sum(messages) > 0 ORDER BY n DESC, intent LIMIT 500`,
+    params,
+  })
+  return rows.map((r) => ({
+    intent: String(r.intent),
+    count: num(r.n),
+    incoming: num(r.incoming),
+    outgoing: num(r.outgoing),
+    avgConfidence: num(r.conf_n) > 0 ? num(r.conf_sum) / num(r.conf_n) : null,
+  }))
+}
+
+/**
+ * The NotHandled report: inputs grouped by phrase, most frequent first (at most 500 lines). Reads
+ * one summary row per phrase × user × hour, so it answers at any history size.
+ */
+export async function notHandledReport(d: Dialect, exec: Exec, filter: ReadFilter): Promise<NotHandledLine[]> {
+  const params: unknown[] = []
+  const rows = await exec({
+    sql: `SELECT phrase, min(text) AS text, sum(n) AS n, count(DISTINCT user_id) AS users, max(last_ts) AS last_ts,
+        ${d.distinctList('bot')} AS bots
+      FROM ${d.table(NOT_HANDLED.name)} ${where(d, filter, params)}
+      GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT 500`,
+    params,
+  })
+  return rows.map((r) => ({
+    text: String(r.text ?? ''),
+    count: num(r.n),
+    users: num(r.users),
+    lastTs: num(r.last_ts),
+    bots: r.bots ? String(r.bots).split(',').sort() : [],
+  }))
+}
+
+export async function eventsReportOf(d: Dialect, exec: Exec, filter: ReadFilter): Promise<EventsReport> {
+  const params: unknown[] = []
+  const rows = await exec({
+    sql: `SELECT type, name, sum(n) AS n, sum(amount) AS total FROM ${d.table(EVENTS.name)} ${where(d, filter, params)}
+      GROUP BY type, name HAVING sum(n) > 0`,
+    params,
+  })
+  const of = (type: string) =>
+    rows
+      .filter((r) => r.type === type)
+      .map((r) => ({ name: String(r.name), count: num(r.n), total: num(r.total) }))
+      .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .slice(0, 100)
+  return eventsReport({
+    custom: of('customEvent'),
+    revenue: of('revenueEvent'),
+    shares: of('shareEvent'),
+    pageLaunches: of('pageLaunchEvent').map((r) => ({ page: r.name, count: r.count })),
+    referrals: of('referralEvent').map((r) => ({ source: r.name, count: r.count })),
+  })
+}
+
+/** Users active in the range (first seen before `to`, last seen from `from`), by their latest metadata. */
+export async function segmentsReport(d: Dialect, exec: Exec, filter: ReadFilter): Promise<Segment[]> {
+  const params: unknown[] = []
+  let and = scopeSql(d, filter, params)
+  if (filter.from !== undefined && filter.from > 0) {
+    and += ' AND last_ts >= ?'
+    params.push(filter.from)
+  }
+  if (filter.to !== undefined && filter.to !== null) {
+    and += ' AND first_ts < ?'
+    params.push(filter.to)
+  }
+  const rows = await exec({
+    sql: `SELECT user_json FROM ${d.table(USERS.name)} WHERE user_json IS NOT NULL${and} ORDER BY json_ts, json_id`,
+    params,
+  })
+  return segmentsOf(rows.map((r) => String(r.user_json)))
+}
+
+/**
+ * Messages per bucket: minute buckets from the messages' event-time index; hours and days from
+ * the hourly summary, days cut at midnight in `filter.tz` (each hour goes to the day its start
+ * falls in: exact for zones with whole-hour offsets, DST days included).
+ */
+export async function timelineReport(
+  d: Dialect,
+  exec: Exec,
+  query: ReadFilter & { bucketMs: number; since?: number | undefined },
+): Promise<TimelineBucket[]> {
+  // `since` (the older parameter) starts the range there at the latest.
+  const filter = query.since === undefined ? query : { ...query, from: Math.max(query.from ?? 0, query.since) }
+  const shape = (r: Row): TimelineBucket => ({
+    t: num(r.t),
+    incoming: num(r.incoming),
+    outgoing: num(r.outgoing),
+    events: num(r.events),
+  })
+  if (filter.bucketMs < HOUR_MS) return (await exec(fineTimelineQuery(d, filter, filter.bucketMs))).map(shape)
+  // Whole hours from the hourly summary; a range edge inside an hour (a `since` of the live
+  // chart) reads that part of the hour from the messages' event-time index: exact and bounded.
+  const from = filter.from ?? 0
+  const to = filter.to ?? null
+  const wholeFrom = from > 0 ? Math.ceil(from / HOUR_MS) * HOUR_MS : 0
+  const wholeTo = to === null ? null : Math.floor(to / HOUR_MS) * HOUR_MS
+  const params: unknown[] = []
+  let hours = scopeSql(d, filter, params)
+  if (wholeFrom > 0) {
+    hours += ' AND hour >= ?'
+    params.push(wholeFrom)
+  }
+  if (wholeTo !== null) {
+    hours += ' AND hour < ?'
+    params.push(wholeTo)
+  }
+  const rows =
+    wholeTo !== null && wholeTo <= wholeFrom
+      ? []
+      : await exec({
+          sql: `SELECT hour AS t, sum(incoming) AS incoming, sum(outgoing) AS outgoing, sum(events) AS events
+      FROM ${d.table(HOURLY.name)} WHERE 1 = 1${hours} GROUP BY hour HAVING sum(messages) > 0 ORDER BY hour`,
+          params,
+        })
+  const edges: Array<[number, number | null]> = []
+  if (wholeTo !== null && wholeTo <= wholeFrom) edges.push([from, to])
+  else {
+    if (from > 0 && from < wholeFrom) edges.push([from, wholeFrom])
+    if (to !== null && wholeTo !== null && wholeTo < to) edges.push([wholeTo, to])
+  }
+  for (const [a, b] of edges) rows.push(...(await exec(fineTimelineQuery(d, { ...filter, from: a, to: b }, HOUR_MS))))
+  const tz = filter.tz ?? 'UTC'
+  const bucketOf =
+    filter.bucketMs === HOUR_MS
+      ? (t: number) => t
+      : filter.bucketMs === 86_400_000
+        ? (t: number) => dayStart(tz, t)
+        : (t: number) => Math.floor(t / filter.bucketMs) * filter.bucketMs
+  const out = new Map<number, TimelineBucket>()
+  for (const r of rows) {
+    const row = shape(r)
+    const t = bucketOf(row.t)
+    const b = out.get(t)
+    if (!b) out.set(t, { ...row, t })
+    else {
+      b.incoming += row.incoming
+      b.outgoing += row.outgoing
+      b.events += row.events
+    }
+  }
+  return [...out.values()].sort((a, b) => a.t - b.t)
+}
+
+/** A conversations page's cursor: the last row's (last event time, last message id). */
+export const conversationCursor = (lastTs: number, lastId: number): string => `${lastTs}:${lastId}`
+
+function parseCursor(cursor: string | undefined): [number, number] | undefined {
+  if (cursor === undefined || cursor === '') return undefined
+  const m = /^(-?\d+):(\d+)$/.exec(cursor)
+  if (!m) return undefined
+  return [Number(m[1]), Number(m[2])]
+}
+
+/** Is this a cursor {@link conversationsReport} takes? */
+export const isConversationCursor = (cursor: string): boolean => parseCursor(cursor) !== undefined
+
+/**
+ * Transcripts active in the range, most recently active first, one summary row each, in keyset
+ * pages (`cursor`): a page costs its own rows whatever the number of conversations.
+ */
+export async function conversationsReport(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter & { limit: number; cursor?: string },
+): Promise<ConversationSummary[]> {
+  const params: unknown[] = []
+  let and = scopeSql(d, filter, params, 'c.bot')
+  if (filter.from !== undefined && filter.from > 0) {
+    and += ' AND c.last_ts >= ?'
+    params.push(filter.from)
+  }
+  if (filter.to !== undefined && filter.to !== null) {
+    and += ' AND c.first_ts < ?'
+    params.push(filter.to)
+  }
+  const cursor = parseCursor(filter.cursor)
+  if (cursor) {
+    and += ' AND (c.last_ts, c.last_id) < (?, ?)'
+    params.push(cursor[0], cursor[1])
+  }
+  params.push(filter.limit)
+  const rows = await exec({
+    sql: `SELECT c.*, p.paused FROM ${d.table(CONVERSATIONS.name)} c
+      LEFT JOIN ${d.table('pauses')} p ON p.bot = c.bot AND p.thread = c.thread
+      WHERE c.messages > 0${and} ORDER BY c.last_ts DESC, c.last_id DESC LIMIT ?`,
+    params,
+  })
+  return rows.map((r) => ({
+    bot: String(r.bot),
+    platform: String(r.msg_platform ?? r.last_platform) as ConversationSummary['platform'],
+    thread: String(r.thread),
+    userId: String(r.in_user ?? r.last_user ?? ''),
+    messages: num(r.messages),
+    lastText: r.last_text === null || r.last_text === undefined ? null : String(r.last_text),
+    lastTs: num(r.last_ts),
+    paused: r.paused === true || r.paused === 1,
+    firstTs: num(r.first_ts),
+    notHandled: num(r.not_handled),
+    cursor: conversationCursor(num(r.last_ts), num(r.last_id)),
+  }))
+}

@@ -1,0 +1,148 @@
+import type Database from 'better-sqlite3'
+import { type Query, sqliteDialect } from '../../reports/dialect'
+import type { Row } from '../../reports/report-queries'
+import { rollupDdl } from '../../reports/rollup-tables'
+import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
+
+/** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
+export interface SqliteMigration {
+  version: number
+  name: string
+  apply(db: Database.Database, keep: Keep, run: Run): void
+}
+
+type Keep = <T extends object>(v: T) => T
+/** Runs one statement (prepared once, kept), answering its rows. */
+type Run = (q: Query) => Row[]
+
+const BASE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS records (
+  id INTEGER PRIMARY KEY,
+  bot TEXT NOT NULL,
+  platform TEXT NOT NULL,
+  type TEXT NOT NULL,
+  v TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  raw TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_bot ON records (bot);
+CREATE TABLE IF NOT EXISTS messages (
+  id INTEGER PRIMARY KEY,
+  record_id INTEGER NOT NULL REFERENCES records(id),
+  bot TEXT NOT NULL,
+  platform TEXT NOT NULL,
+  direction TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  conversation_id TEXT,
+  thread TEXT NOT NULL,
+  session_id TEXT,
+  text TEXT,
+  intent TEXT,
+  confidence REAL,
+  buttons TEXT,
+  images TEXT,
+  user_json TEXT,
+  event_type TEXT,
+  event_name TEXT,
+  amount REAL,
+  ts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_thread ON messages (bot, thread, id);
+CREATE TABLE IF NOT EXISTS pauses (
+  bot TEXT NOT NULL,
+  thread TEXT NOT NULL,
+  paused INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (bot, thread)
+);
+CREATE INDEX IF NOT EXISTS messages_bot_user ON messages (bot, user_id, record_id);
+CREATE INDEX IF NOT EXISTS messages_record ON messages (record_id);
+CREATE INDEX IF NOT EXISTS records_received ON records (received_at);
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  bot TEXT,
+  target TEXT,
+  detail TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_bot ON audit (bot, id);
+CREATE TABLE IF NOT EXISTS messenger_pages (
+  page_id TEXT PRIMARY KEY,
+  app_secret TEXT NOT NULL,
+  verify_token TEXT NOT NULL,
+  bot TEXT
+);
+`
+
+function addColumn(db: Database.Database, keep: Keep, table: string, column: string, type: string) {
+  const columns = keep(db.prepare(`PRAGMA table_info(${table})`)).all() as Array<{ name: string }>
+  if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
+}
+
+/**
+ * The SQLite schema, as numbered steps. Files made before the numbering (user_version 0) have
+ * what step 1 creates, or part of it: every step is idempotent, so they take step 1 again.
+ */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'records, messages, pauses, audit, messenger pages; idempotency keys',
+    apply(db, keep) {
+      db.exec(BASE_SCHEMA)
+      addColumn(db, keep, 'records', 'idempotency_key', 'TEXT')
+      db.exec(
+        'CREATE UNIQUE INDEX IF NOT EXISTS records_idempotency ON records (bot, idempotency_key) WHERE idempotency_key IS NOT NULL',
+      )
+    },
+  },
+  {
+    version: 2,
+    name: 'reports at scale: event time, summary tables (rebuilt from the stored messages)',
+    apply(db, keep, run) {
+      // Rows stored before: event time unknown, their receive time stands for it (NULL = same as received_at / ts).
+      addColumn(db, keep, 'records', 'event_ts', 'INTEGER')
+      addColumn(db, keep, 'messages', 'received_at', 'INTEGER')
+      addColumn(db, keep, 'messages', 'nh', 'INTEGER NOT NULL DEFAULT 0')
+      addColumn(db, keep, 'messages', 'event_key', 'TEXT')
+      db.exec(`
+UPDATE messages SET event_key = CASE event_type
+    WHEN 'pageLaunchEvent' THEN coalesce((SELECT json_extract(r.raw, '$.extraInfo.url') FROM records r WHERE r.id = record_id), event_name)
+    WHEN 'referralEvent' THEN coalesce((SELECT json_extract(r.raw, '$.source') FROM records r WHERE r.id = record_id), '(none)')
+    ELSE event_name END
+  WHERE event_type IS NOT NULL AND event_key IS NULL;
+-- Reports read the summaries: the indexes of the old full-table reports go.
+DROP INDEX IF EXISTS messages_intent;
+DROP INDEX IF EXISTS messages_event;
+DROP INDEX IF EXISTS messages_user;
+-- Transcripts in event-time order (the NotHandled look-back keeps messages_thread: arrival order); the firehose and minute buckets by event time.
+CREATE INDEX IF NOT EXISTS messages_thread_ts ON messages (bot, thread, ts);
+CREATE INDEX IF NOT EXISTS messages_ts ON messages (ts);
+CREATE INDEX IF NOT EXISTS messages_bot_ts ON messages (bot, ts);
+${rollupDdl(sqliteDialect)}
+`)
+      runSteps(rebuildRollups(sqliteDialect), run)
+    },
+  },
+]
+
+/** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
+export function migrateSqlite(
+  db: Database.Database,
+  keep: Keep,
+  run: Run,
+  migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+): number[] {
+  const current = Number(keep(db.prepare('PRAGMA user_version')).pluck().get())
+  const applied: number[] = []
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (m.version <= current) continue
+    db.transaction(() => {
+      m.apply(db, keep, run)
+      db.exec(`PRAGMA user_version = ${m.version}`)
+    }).immediate()
+    applied.push(m.version)
+  }
+  return applied
+}
