@@ -14,7 +14,10 @@
  * --db FILE|URL|pg (SCALE_DB), --pg-dir DIR (SCALE_PG_DIR), --slice S (SCALE_SLICE, records
  * measured through /track/batch, default min(N, 200 000)), --collectors C (SCALE_COLLECTORS:
  * collector processes sharing the database; default 2 on PostgreSQL, 1 on SQLite, as the README's
- * deployment says), --seed store|http (SCALE_SEED).
+ * deployment says), --seed store|http (SCALE_SEED), --seed-until ISO-TIME (SCALE_SEED_UNTIL: stop
+ * the bulk seed then, short of N, and go on with the slice and the reads — the largest load that
+ * fits the time), --interleaved (SCALE_INTERLEAVED=1: event times spread over the 90 days in any
+ * first part of the load instead of growing with the index, so a load cut short is still 90 days).
  *
  * Loading: the first N − S records are the BULK SEED and, with `--seed store` (the default), go
  * through the collector's ingest code in this process (validateRecord + ingestMany, the batch
@@ -50,6 +53,8 @@ const { values: args } = parseArgs({
     slice: { type: 'string' },
     collectors: { type: 'string' },
     seed: { type: 'string' },
+    'seed-until': { type: 'string' },
+    interleaved: { type: 'boolean' },
   },
   // `pnpm bench:scale -- --records …` passes the `--` on.
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -63,6 +68,9 @@ const DB = opt('db', 'SCALE_DB', '/var/tmp/convotrack-scale.db')
 const PG_DIR = args['pg-dir'] ?? process.env.SCALE_PG_DIR
 const SLICE = Math.min(RECORDS, Number(opt('slice', 'SCALE_SLICE', '200000')))
 const SEED = opt('seed', 'SCALE_SEED', 'store')
+/** Bulk seeding stops at this time (ISO 8601) even short of N: the slice through /track/batch follows, then the reads. */
+const SEED_UNTIL = Date.parse(opt('seed-until', 'SCALE_SEED_UNTIL', '')) || Number.POSITIVE_INFINITY
+const INTERLEAVED = args.interleaved === true || process.env.SCALE_INTERLEAVED === '1'
 const BATCH = 500
 const IN_FLIGHT = 4
 const RUNS = 5
@@ -70,7 +78,13 @@ const BOT = 'bench'
 const KEY = 'bench-key'
 
 // Event time ends at the last full 10 minutes, so a resumed load (minutes later) writes the same times.
-const shape: ScaleShape = { records: RECORDS, users: USERS, end: Math.floor(Date.now() / 600_000) * 600_000, days: 90 }
+const shape: ScaleShape = {
+  records: RECORDS,
+  users: USERS,
+  end: Math.floor(Date.now() / 600_000) * 600_000,
+  days: 90,
+  interleaved: INTERLEAVED,
+}
 
 const wire = (i: number) => {
   const r = scaleRecord(i, shape)
@@ -98,15 +112,23 @@ function progress(label: string, from: number, to: number) {
   }
 }
 
-/** Records [from, to) through the ingest code in this process, batches of 500, `parallel` in flight. */
-async function seedInProcess(store: RecordStore, from: number, to: number, parallel: number): Promise<number> {
+/**
+ * Records [from, to) through the ingest code in this process, batches of 500, `parallel` in flight;
+ * stops early at SEED_UNTIL. Returns the rate and where it stopped.
+ */
+async function seedInProcess(
+  store: RecordStore,
+  from: number,
+  to: number,
+  parallel: number,
+): Promise<{ rate: number; end: number }> {
   const feed = new LiveFeed()
   const show = progress('seed (in-process ingest, no HTTP)', from, to)
   const t0 = performance.now()
   let next = from
   await Promise.all(
     Array.from({ length: parallel }, async () => {
-      while (next < to) {
+      while (next < to && Date.now() < SEED_UNTIL) {
         const start = next
         next = Math.min(to, next + BATCH)
         const batch = Array.from({ length: next - start }, (_, j) => {
@@ -128,7 +150,7 @@ async function seedInProcess(store: RecordStore, from: number, to: number, paral
       }
     }),
   )
-  return (to - from) / ((performance.now() - t0) / 1000)
+  return { rate: (next - from) / ((performance.now() - t0) / 1000), end: next }
 }
 
 /** Records [from, to) through POST /track/batch, IN_FLIGHT batches in flight over the collectors. */
@@ -270,10 +292,19 @@ async function main(): Promise<void> {
     // A resumed load starts a little before the count (batches in flight may have landed out of order).
     const resume = Math.max(0, have - IN_FLIGHT * BATCH)
     if (have > 0) log(`store holds ${have.toLocaleString('en')} records: resuming at ${resume.toLocaleString('en')}`)
-    if (resume < httpFrom) seedRate = await seedInProcess(store, resume, httpFrom, pgBackend ? 3 : 1)
+    let sliceFrom = Math.max(resume, httpFrom)
+    if (resume < httpFrom) {
+      const seeded = await seedInProcess(store, resume, httpFrom, pgBackend ? 3 : 1)
+      seedRate = seeded.rate
+      if (seeded.end < httpFrom) {
+        log(`seeding stopped at ${seeded.end.toLocaleString('en')} records (--seed-until): a load of fewer than N`)
+        sliceFrom = seeded.end
+      }
+    }
     for (let c = 0; c < collectorCount; c++) collectors.push(await startCollectorProcess(db))
     let ingestRate: number | undefined
-    if (have < RECORDS) ingestRate = await ingestHttp(collectors, Math.max(resume, httpFrom), RECORDS)
+    if (have < RECORDS)
+      ingestRate = await ingestHttp(collectors, sliceFrom, sliceFrom + Math.min(SLICE, RECORDS - sliceFrom))
     const base = (collectors[0] as CollectorProcess).url
     // Counted here, not by a collector: its reads have a query timeout the count may not meet.
     const counts = await store.counts()

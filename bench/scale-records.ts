@@ -19,6 +19,8 @@ export interface ScaleShape {
   /** Event time runs over [end − days, end). */
   end: number
   days: number
+  /** Spread event times over the span in any prefix of the load, not in index order. */
+  interleaved?: boolean
 }
 
 export interface ScaleRecord {
@@ -50,10 +52,13 @@ export function scaleRecord(i: number, shape: ScaleShape): ScaleRecord {
   const incoming = i % 2 === 0
   const span = shape.days * 86_400_000
   const pairs = Math.max(1, Math.ceil(shape.records / 2))
-  // Event time grows with the index (as an import of history would), jittered within ~an hour.
+  // Event time grows with the index (as an import of history would), jittered within ~an hour;
+  // `interleaved`: pair p sits at the fractional part of p × φ along the span (a Weyl sequence), so
+  // any first part of the load already covers the whole span evenly (a load cut short still has
+  // "the last 30 days").
+  const position = shape.interleaved ? (pair * 0.618_033_988_749_895) % 1 : pair / pairs
   const ts =
-    Math.floor(shape.end - span + (pair / pairs) * span + (spread(pair, 3_600_000) % (span / pairs))) +
-    (incoming ? 0 : 800)
+    Math.floor(shape.end - span + position * span + (spread(pair, 3_600_000) % (span / pairs))) + (incoming ? 0 : 800)
   const user = `user-${spread(pair, shape.users)}`
   const slot = pair % 100
   const notHandled = spread(pair + 7, 100) < 8
