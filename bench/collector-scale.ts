@@ -199,21 +199,28 @@ async function ingestHttp(collectors: CollectorProcess[], from: number, to: numb
 interface Timing {
   median: number
   max: number
+  /** The status of the answers that were not 200 (200 when none). */
   status: number
+  /** How many of the runs were not 200. */
+  failed: number
 }
 
 async function timeRead(url: string): Promise<Timing> {
   const ms: number[] = []
   let status = 0
+  let failed = 0
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now()
     const res = await fetch(url)
     await res.arrayBuffer()
     ms.push(performance.now() - t0)
-    if (res.status !== 200) status = res.status
+    if (res.status !== 200) {
+      status = res.status
+      failed++
+    }
   }
   ms.sort((a, b) => a - b)
-  return { median: ms[Math.floor(RUNS / 2)] as number, max: ms[RUNS - 1] as number, status: status || 200 }
+  return { median: ms[Math.floor(RUNS / 2)] as number, max: ms[RUNS - 1] as number, status: status || 200, failed }
 }
 
 /** From posting one record to its message on an open `/api/stream`, 5 times. */
@@ -247,7 +254,7 @@ async function timeStream(base: string): Promise<Timing> {
     await reader.cancel().catch(() => undefined)
   }
   ms.sort((a, b) => a - b)
-  return { median: ms[Math.floor(RUNS / 2)] as number, max: ms[RUNS - 1] as number, status: 200 }
+  return { median: ms[Math.floor(RUNS / 2)] as number, max: ms[RUNS - 1] as number, status: 200, failed: 0 }
 }
 
 /** The dashboard's reads, by name → path (the range's query is appended). */
@@ -326,7 +333,7 @@ async function main(): Promise<void> {
     const f = (t: Timing | undefined) =>
       t === undefined
         ? '—'
-        : `${t.median.toFixed(t.median < 10 ? 1 : 0)} / ${t.max.toFixed(t.max < 10 ? 1 : 0)} ms${t.status !== 200 ? ` (${t.status})` : ''}`
+        : `${t.median.toFixed(t.median < 10 ? 1 : 0)} / ${t.max.toFixed(t.max < 10 ? 1 : 0)} ms${t.failed ? ` (${t.failed} × ${t.status})` : ''}`
     console.log(
       `\n${backend}, ${counts.records.toLocaleString('en')} records (${counts.messages.toLocaleString('en')} messages), ` +
         `${USERS.toLocaleString('en')} users — node ${process.version}, ${cpus().length} CPUs, ${collectorCount} collector process(es)`,
