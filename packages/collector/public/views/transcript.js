@@ -2,7 +2,7 @@
 // and the operator's composer.
 import { getJson, postJson, q } from '../lib/api.js'
 import { $, copyButton, h } from '../lib/dom.js'
-import { describe, intentTag, operatorMark, platformBadge, safeUrl, time } from '../lib/format.js'
+import { dateTime, describe, intentTag, operatorMark, platformBadge, safeUrl, when } from '../lib/format.js'
 import { conversationName, state, userOf } from '../lib/state.js'
 import { renderHandoffPanel } from './handoff-panel.js'
 import { llmHead, llmParts, setTraceUrl } from './llm-parts.js'
@@ -63,7 +63,15 @@ export function bubble(m) {
       'div',
       { class: 'meta' },
       operator ? operatorMark() : null,
-      time(m.ts),
+      // Event time; the arrival, when it differs (an import, a late batch), on hover.
+      h(
+        'span',
+        {
+          class: 'when',
+          title: m.receivedAt && Math.abs(m.receivedAt - m.ts) > 60_000 ? `received ${dateTime(m.receivedAt)}` : null,
+        },
+        when(m.ts),
+      ),
       platformBadge(m.platform),
       intentTag(m),
       rawBtn,
