@@ -156,17 +156,14 @@ describe('faults', () => {
     sink.faults.retryAfterSec = 1
     tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, retry: fast })
     const t = tracker
-    const retried = new Promise<{ at: number; delayMs: number }>((r) =>
-      t.once('retry', (_e, _r, delayMs) => r({ at: Date.now(), delayMs })),
-    )
-    const sentAt = new Promise<number>((r) => t.once('sent', () => r(Date.now())))
+    const retried = new Promise<number>((r) => t.once('retry', (_e, _r, delayMs) => r(delayMs)))
     t.universal.logIncoming({ text: 'a', userId: 'u1' })
-    const retry = await retried
+    const delayMs = await retried
     sink.faults.status = undefined
-    expect(retry.delayMs).toBe(1_000) // the Retry-After, not the backoff (20 ms)
+    // Scheduled for the Retry-After (1 s), not the backoff (20 ms); no clock is read here: the
+    // timer is Node's, and one request more (not a storm of early ones) is what reached the sink.
+    expect(delayMs).toBe(1_000)
     expect((await t.flush(5_000)).delivered).toBe(true)
-    // A lower bound only (a slow machine sends later, never earlier): nothing went before it passed.
-    expect((await sentAt) - retry.at).toBeGreaterThanOrEqual(990)
     expect(sink.requests).toBe(2)
   })
 
