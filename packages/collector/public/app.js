@@ -4,6 +4,8 @@
 import { getJson } from './lib/api.js'
 import { loadCounts } from './lib/counts.js'
 import { $, h } from './lib/dom.js'
+import { readRange } from './lib/range.js'
+import { mountRangePicker, showRange } from './lib/range-picker.js'
 import { refreshView, resized, route } from './lib/router.js'
 import { state } from './lib/state.js'
 import { connectStream } from './lib/stream.js'
@@ -36,10 +38,19 @@ for (const b of document.querySelectorAll('[data-bucket]')) {
   })
 }
 
+// The sidebar's numbers and the firehose follow the range too (the view reloads through route()).
+document.addEventListener('rangechange', () => {
+  showRange()
+  loadFirehose()
+  loadCounts()
+})
+
 wireConnectForm(loadBots)
 window.addEventListener('hashchange', route)
 window.addEventListener('resize', resized)
 
+state.range = readRange(location.hash.split('?')[1] ?? '')
+mountRangePicker()
 await loadBots()
 await Promise.all([loadFirehose(), loadCounts()])
 connectStream({ onRecords: loadCounts, onBots: loadBots, onPages: connect.load })

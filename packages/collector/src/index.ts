@@ -34,15 +34,19 @@ export {
   type TrackQuery,
   validateRecord,
 } from './ingest/validate-record'
+export type { HandoffAlert } from './live/alerts'
+export { DEFAULT_HANDOFF, type HandoffConfig } from './live/handoff-rules'
 export { postWebhook, type WebhookResult } from './live/webhook-client'
 export { type LogOption, REDACT_PATHS } from './ops/logging'
 export { CollectorMetrics } from './ops/metrics'
 export type {
+  AlertOptions,
   AuthOptions,
   AuthToken,
   AuthUser,
   BotConfig,
   CollectorOptions,
+  HandoffOptions,
   MessengerPageConfig,
   Role,
   WebhookRetryOptions,
@@ -58,6 +62,18 @@ export { FEEDBACK_EVENT, feedbackScore } from './reports/feedback-score'
 export { PERIODS, type Period } from './reports/periods'
 export { clusterPhrases, type PhraseCluster } from './reports/phrase-clusters'
 export { dayStart, parseInstant, type ReportRange, rangeOf } from './reports/range'
+export type {
+  HandoffChange,
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffReason,
+  HandoffRow,
+  HandoffState,
+  HandoffStore,
+  IdleQuery,
+  ResumedConversation,
+} from './store/handoff-records'
 export { openStore } from './store/open-store'
 export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './store/postgres/pg-store'
 export { SqliteRecordStore } from './store/sqlite/sqlite-store'
@@ -80,5 +96,6 @@ export type {
   StoreOptions,
   TimelineBucket,
   TranscriptPage,
+  UsageLine,
 } from './store/store'
 export { StoreUnavailableError } from './store/store-unavailable'

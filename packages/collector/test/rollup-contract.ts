@@ -15,8 +15,8 @@ import {
   type StoredMessage,
   type StoredRecordType,
 } from '@convotrack/collector'
-import { afterEach, describe, expect, it } from 'vitest'
-import type { StoreFactory } from './store-contract'
+import { describe, expect, it } from 'vitest'
+import { freshStores, type StoreFactory } from './store-contract'
 
 type Obj = Record<string, unknown>
 type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
@@ -296,15 +296,7 @@ async function load(store: RecordStore, items: Item[], size = 25) {
 /** Runs the summaries' contract against stores made by `factory`. */
 export function runRollupContract(name: string, factory: StoreFactory): void {
   describe(`report summaries: ${name}`, () => {
-    const open: RecordStore[] = []
-    const fresh = async () => {
-      const made = await factory()
-      open.push(made.store)
-      return made
-    }
-    afterEach(async () => {
-      for (const s of open.splice(0)) await s.close()
-    })
+    const { fresh, open } = freshStores(factory)
 
     it('equal a full recount after mixed ingest with duplicates, at all time, per bot and over ranges', async () => {
       const { store } = await fresh()

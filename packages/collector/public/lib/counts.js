@@ -1,10 +1,11 @@
 // The sidebar's numbers: records and messages stored, for the bot the filter shows.
 import { getJson, q } from './api.js'
 import { $, h } from './dom.js'
+import { withRange } from './range.js'
 import { state } from './state.js'
 
 export async function loadCounts() {
-  const c = await getJson(`api/stats${q({ bot: state.bot })}`)
+  const c = await getJson(`api/stats${q(withRange({ bot: state.bot }))}`)
   $('#counts').replaceChildren(
     h(
       'div',

@@ -4,6 +4,9 @@ import { h } from './dom.js'
 export const time = (ts) =>
   new Date(ts).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
 
+/** The time of day for today's messages, the day and time for older ones. */
+export const when = (ts) => (new Date(ts).toDateString() === new Date().toDateString() ? time(ts) : dateTime(ts))
+
 export const dateTime = (ts) =>
   new Date(ts).toLocaleString([], {
     month: 'short',

@@ -1,6 +1,7 @@
-// Hash routing (#/<view>/<params…>) over the view registry (views/index.js).
+// Hash routing (#/<view>/<params…>?<range>) over the view registry (views/index.js).
 import { VIEWS } from '../views/index.js'
 import { debounce } from './dom.js'
+import { DEFAULT_RANGE, rangeQuery, readRange, sameRange } from './range.js'
 import { state } from './state.js'
 
 const byName = new Map(VIEWS.map((v) => [v.name, v]))
@@ -8,9 +9,24 @@ const byName = new Map(VIEWS.map((v) => [v.name, v]))
 // The home is the overview.
 const current = () => byName.get(state.view) ?? byName.get('overview')
 
+/**
+ * Reads the range from the hash query. A link without one (the nav, a transcript link) keeps the
+ * current range, which is written back into the URL so it stays shareable. A new range fires
+ * `rangechange` on document (the sidebar's numbers and the firehose reload on it).
+ */
+function syncRange(path, query) {
+  const range = query ? readRange(query) : state.range
+  if (!query && range.key !== DEFAULT_RANGE) history.replaceState(null, '', `#/${path}?${rangeQuery(range)}`)
+  if (sameRange(range, state.range)) return
+  state.range = range
+  document.dispatchEvent(new CustomEvent('rangechange'))
+}
+
 /** Shows the view the hash names and loads it once. */
 export function route() {
-  const parts = location.hash.replace(/^#\/?/, '').split('/')
+  const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
+  syncRange(path, query)
+  const parts = path.split('/')
   const view = byName.has(parts[0]) ? parts[0] : 'overview'
   state.view = view
   for (const el of document.querySelectorAll('.view')) el.classList.toggle('on', el.id === `view-${view}`)

@@ -5,6 +5,8 @@ export const state = {
   bot: '',
   bots: [],
   view: 'live',
+  /** The date range of reports and lists (lib/range.js): a preset key, or 'custom' with from/to days. */
+  range: { key: '30d' },
   /** The open transcript: { bot, thread, paused, info, busy, olderBeforeId, loading }. */
   current: null,
   /** A message id the next opened transcript scrolls to (a search hit), or null. */

@@ -2,10 +2,11 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { barsList } from '../lib/format.js'
+import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
 async function load() {
-  const segments = await getJson(`api/reports/segments${q({ bot: state.bot })}`)
+  const segments = await getJson(`api/reports/segments${q(withRange({ bot: state.bot }))}`)
   const box = $('#segments')
   if (!segments.length) {
     box.replaceChildren(

@@ -2,7 +2,8 @@
 // transcript (views/transcript.js).
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
-import { platformBadge, time, transcriptHref } from '../lib/format.js'
+import { platformBadge, transcriptHref, when } from '../lib/format.js'
+import { withRange } from '../lib/range.js'
 import { conversationName, learnThreadUser, state } from '../lib/state.js'
 import { highlightOpen, openTranscript } from './transcript.js'
 import { focusMessage } from './transcript-focus.js'
@@ -30,7 +31,7 @@ function conversationItem(c, label, hint) {
         label,
         hint ? [' ', h('span', { class: 'hint' }, hint)] : null,
       ),
-      h('span', { class: 'muted' }, time(c.lastTs)),
+      h('span', { class: 'muted' }, when(c.lastTs)),
     ),
     h(
       'div',
@@ -88,7 +89,7 @@ function groupItem(g) {
 
 async function loadConversations() {
   const list = $('#conversations')
-  const rows = await getJson(`api/conversations${q({ bot: state.bot })}`)
+  const rows = await getJson(`api/conversations${q(withRange({ bot: state.bot }))}`)
   for (const c of rows) if (c.thread !== c.userId) learnThreadUser(c.bot, c.thread, c.userId)
   const groups = groupByUser(rows)
   $('#conv-count').textContent = `${rows.length} conversations · ${groups.length} users`

@@ -2,10 +2,11 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { barsList } from '../lib/format.js'
+import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
 async function load() {
-  const r = await getJson(`api/reports/events${q({ bot: state.bot })}`)
+  const r = await getJson(`api/reports/events${q(withRange({ bot: state.bot }))}`)
   const money = (n) => n.toLocaleString(undefined, { maximumFractionDigits: 2 })
   const card = (title, attrs, ...children) => h('div', { class: 'card', ...attrs }, h('h2', {}, title), ...children)
   $('#events').replaceChildren(

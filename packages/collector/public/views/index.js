@@ -8,6 +8,7 @@ import connect from './connect.js'
 import conversations from './conversations.js'
 import events from './events.js'
 import funnel from './funnel.js'
+import handoffs from './handoffs.js'
 import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
@@ -15,11 +16,13 @@ import overview from './overview.js'
 import paths from './paths.js'
 import retention from './retention.js'
 import search from './search.js'
+import usage from './usage.js'
 
 export const VIEWS = [
   overview,
   live,
   conversations,
+  handoffs,
   notHandled,
   clusters,
   intents,
@@ -27,6 +30,7 @@ export const VIEWS = [
   paths,
   funnel,
   events,
+  usage,
   audience,
   connect,
   audit,

@@ -2,10 +2,11 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { barCell, intentTag, table } from '../lib/format.js'
+import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
 async function load() {
-  const rows = await getJson(`api/reports/intents${q({ bot: state.bot })}`)
+  const rows = await getJson(`api/reports/intents${q(withRange({ bot: state.bot }))}`)
   const max = Math.max(1, ...rows.map((r) => r.count))
   table(
     $('#intents'),

@@ -1,13 +1,31 @@
 // Live: the firehose (every message as it arrives) and the messages-over-time chart.
 import { getJson, q } from '../lib/api.js'
 import { $, h, s } from '../lib/dom.js'
-import { ARROWS, describe, intentTag, operatorMark, platformBadge, time, transcriptHref } from '../lib/format.js'
+import {
+  ARROWS,
+  dateTime,
+  describe,
+  intentTag,
+  operatorMark,
+  platformBadge,
+  transcriptHref,
+  when,
+} from '../lib/format.js'
+import { bounds, includesNow, startOfDay, timeZone, withRange } from '../lib/range.js'
 import { conversationName, matchesBot, state, userOf } from '../lib/state.js'
 
 /** Per bucket size: the longest range the chart shows, and the fewest bars. */
 const RANGES = {
   minute: { ms: 60_000, max: 180, min: 10 },
   hour: { ms: 3_600_000, max: 168, min: 6 },
+  day: { ms: 86_400_000, max: 92, min: 7 },
+}
+
+/** The start of the bucket `n` buckets after the one holding `t`: days are local calendar days (the `tz` the request names). */
+function bucketAt(t, bucket, n = 0) {
+  if (bucket === 'day') return startOfDay(t, n)
+  const { ms } = RANGES[bucket]
+  return (Math.floor(t / ms) + n) * ms
 }
 const COLORS = { incoming: '#22a5c3', outgoing: '#4f46e5', events: '#d97706' }
 
@@ -25,7 +43,7 @@ function firehoseItem(m, fresh) {
         location.hash = transcriptHref(m.bot, m.thread)
       },
     },
-    h('span', { class: 'time' }, time(m.ts)),
+    h('span', { class: 'time' }, when(m.ts)),
     h('span', { class: 'badge' }, m.bot),
     platformBadge(m.platform),
     h('span', { class: `dir ${m.direction}`, title: m.direction }, ARROWS[m.direction] ?? ''),
@@ -36,7 +54,8 @@ function firehoseItem(m, fresh) {
 }
 
 export function addToFirehose(m, fresh) {
-  if (!matchesBot(m.bot)) return
+  // A range that ended before now does not take live messages.
+  if (!matchesBot(m.bot) || (fresh && !includesNow(state.range))) return
   const list = $('#firehose')
   list.prepend(firehoseItem(m, fresh))
   while (list.children.length > 200) list.lastChild.remove()
@@ -45,24 +64,37 @@ export function addToFirehose(m, fresh) {
 
 export async function loadFirehose() {
   const list = $('#firehose')
-  const messages = await getJson(`api/messages${q({ bot: state.bot, limit: 100 })}`)
+  const messages = await getJson(`api/messages${q(withRange({ bot: state.bot, limit: 100 }))}`)
   list.replaceChildren()
   for (const m of messages) addToFirehose(m, false)
   $('#firehose-empty').style.display = list.children.length ? 'none' : ''
 }
 
-/** The first bucket of the chart: the oldest data in the range, at least `min` bars back. */
-export function chartRange(rows, bucket, now) {
-  const { ms, max, min } = RANGES[bucket]
-  const end = Math.floor(now / ms) * ms
-  const earliest = end - (max - 1) * ms
-  const firstData = rows.find((r) => r.incoming + r.outgoing + r.events > 0)?.t
-  const start = Math.max(earliest, Math.min(end - (min - 1) * ms, firstData ?? end))
-  return { start, end, ms, count: Math.round((end - start) / ms) + 1 }
+/**
+ * The chart's window: it ends now, or at the end of a range in the past, reaches back at most
+ * `max` buckets and not before the range's start.
+ */
+function chartWindow(bucket, now, range) {
+  const end = bucketAt(Math.min(now, (range.to ?? Number.POSITIVE_INFINITY) - 1), bucket)
+  const back = bucketAt(end, bucket, 1 - RANGES[bucket].max)
+  return { end, earliest: range.from === undefined ? back : Math.max(back, bucketAt(range.from, bucket)) }
+}
+
+/** The first bucket of the chart: the oldest data in the window, at least `min` bars back. */
+export function chartRange(rows, bucket, now, range = {}) {
+  const { ms, min } = RANGES[bucket]
+  const { end, earliest } = chartWindow(bucket, now, range)
+  const first = rows.find((r) => r.incoming + r.outgoing + r.events > 0)?.t
+  const firstData = first === undefined ? undefined : bucketAt(first, bucket)
+  const start = Math.max(earliest, Math.min(bucketAt(end, bucket, 1 - min), firstData ?? end))
+  const starts = [start]
+  while (starts.at(-1) < end) starts.push(bucketAt(starts.at(-1), bucket, 1))
+  return { start, end, ms, count: starts.length, starts }
 }
 
 function axisLabel(t, bucket, withDay) {
   const d = new Date(t)
+  if (bucket === 'day') return d.toLocaleDateString([], { month: 'short', day: 'numeric' })
   const hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
   if (bucket === 'hour' && withDay) return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${hm}`
   return hm
@@ -76,23 +108,30 @@ function span(ms) {
 }
 
 async function loadChart() {
-  const { ms, max } = RANGES[state.bucket]
   const now = Date.now()
-  const since = Math.floor(now / ms) * ms - (max - 1) * ms
-  const rows = await getJson(`api/reports/timeline${q({ bot: state.bot, bucket: state.bucket, since })}`)
-  const { start, end, count } = chartRange(rows, state.bucket, now)
-  const byT = new Map(rows.map((r) => [r.t, r]))
-  const buckets = Array.from({ length: count }, (_, i) => {
-    const t = start + i * ms
-    const r = byT.get(t)
-    return { t, incoming: r?.incoming ?? 0, outgoing: r?.outgoing ?? 0, events: r?.events ?? 0 }
-  })
+  const range = bounds(state.range, now)
+  const { end, earliest } = chartWindow(state.bucket, now, range)
+  const to = bucketAt(end, state.bucket, 1)
+  const rows = await getJson(
+    `api/reports/timeline${q({ bot: state.bot, bucket: state.bucket, since: earliest, from: earliest, to, tz: timeZone() })}`,
+  )
+  const { start, count, starts } = chartRange(rows, state.bucket, now, range)
+  // Keyed by this page's bucket of each row: a collector without `tz` answers UTC days.
+  const byT = new Map()
+  for (const r of rows) {
+    const t = bucketAt(r.t, state.bucket)
+    const b = byT.get(t) ?? { t, incoming: 0, outgoing: 0, events: 0 }
+    for (const part of ['incoming', 'outgoing', 'events']) b[part] += r[part] ?? 0
+    byT.set(t, b)
+  }
+  const buckets = starts.map((t) => byT.get(t) ?? { t, incoming: 0, outgoing: 0, events: 0 })
   const box = $('#chart')
   const width = Math.max(320, box.clientWidth || 640)
   const height = 180
-  const pad = { l: 34, r: 8, t: 10, b: 22 }
   const top = Math.max(1, ...buckets.map((b) => b.incoming + b.outgoing + b.events))
   const niceMax = top <= 5 ? top : Math.ceil(top / 5) * 5
+  // Room for the longest tick label (a 90-day range counts in the millions).
+  const pad = { l: Math.max(34, 12 + 6 * String(niceMax).length), r: 8, t: 10, b: 22 }
   const plotW = width - pad.l - pad.r
   const plotH = height - pad.t - pad.b
   const bw = plotW / count
@@ -155,7 +194,9 @@ async function loadChart() {
     h(
       'span',
       { 'data-testid': 'chart-total', title: 'Incoming, outgoing and events in the chart’s range' },
-      `${total} messages in the last ${span(end + ms - start)}`,
+      includesNow(state.range, now)
+        ? `${total} messages in the last ${span(to - start)}`
+        : `${total} messages, ${dateTime(start)} – ${dateTime(to)}`,
     ),
   )
   box.replaceChildren(svg, legend)

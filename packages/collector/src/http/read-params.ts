@@ -9,6 +9,8 @@ import { RangeParamError, type ReportRange, rangeOf } from '../reports/range'
 import type { ReadFilter } from '../store/store'
 import { type CsvColumn, toCsv } from './csv'
 
+export { intParam } from './query-params'
+
 /** `?bot=` and the caller's bot scope (the access gate refused bots out of scope already). */
 export function filterOf(req: Request, res: Response): ReadFilter {
   const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
@@ -37,14 +39,6 @@ export function rangeFilter(req: Request, res: Response, defaultMs?: number): Re
 /** `?bot=`, the caller's bot scope and the range. */
 export function readOf(req: Request, res: Response, defaultMs?: number): ReadFilter & ReportRange {
   return { ...filterOf(req, res), ...rangeFilter(req, res, defaultMs) }
-}
-
-export function intParam(req: Request, name: string): number | undefined {
-  const v = req.query[name]
-  if (typeof v !== 'string' || v === '') return undefined
-  const n = Number(v)
-  if (!Number.isFinite(n)) throw new RequestError(400, 'invalid_request', `query \`${name}\` must be a number`, name)
-  return n
 }
 
 /** `?format=`: `json` (default) or `csv`. */

@@ -21,6 +21,8 @@ export interface PostgresServer {
   urlFor(database: string): string
   /** Creates an empty database and returns its URL. */
   createDatabase(name?: string): Promise<string>
+  /** The URL of database `name`, created when it does not exist yet (a kept cluster reused). */
+  ensureDatabase(name: string): Promise<string>
   /** Fast shutdown (open sessions are ended, like a restart under load). */
   stop(): Promise<void>
   /** Starts again on the same port and data. */
@@ -66,10 +68,13 @@ async function freePort(): Promise<number> {
 
 let counter = 0
 
-/** initdb + start. Runs the server as the `postgres` user when the tests run as root (initdb refuses root). */
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * initdb + start. Runs the server as the `postgres` user when the tests run as root (initdb refuses root).
+ * With `dir` (the scale benchmark), the cluster lives there and is kept: a second start reuses its data.
+ */
+export async function startPostgres(options: { dir?: string } = {}): Promise<PostgresServer> {
   const bin = postgresBinDir()
-  const dir = mkdtempSync(join(tmpdir(), 'convotrack-pg-'))
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'convotrack-pg-'))
   const data = join(dir, 'data')
   const asRoot = userInfo().uid === 0
   const as = async (cmd: string, args: string[]) => {
@@ -79,7 +84,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     return run(file, argv, { timeout: 60_000 })
   }
   if (asRoot) chownSync(dir, ...postgresIds())
-  await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C.UTF-8'])
+  if (!existsSync(join(data, 'PG_VERSION')))
+    await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C.UTF-8'])
   const port = await freePort()
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`
@@ -94,6 +100,17 @@ export async function startPostgres(): Promise<PostgresServer> {
       await client.connect()
       try {
         await client.query(`CREATE DATABASE ${name}`)
+      } finally {
+        await client.end()
+      }
+      return server.urlFor(name)
+    },
+    async ensureDatabase(name) {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+        if (found.rowCount === 0) await client.query(`CREATE DATABASE ${name}`)
       } finally {
         await client.end()
       }
@@ -146,7 +163,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   try {
     await server.start()
   } catch (e) {
-    rmSync(dir, { recursive: true, force: true })
+    if (!options.dir) rmSync(dir, { recursive: true, force: true })
     throw e
   }
   return server

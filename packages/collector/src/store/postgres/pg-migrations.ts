@@ -5,6 +5,7 @@ import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 import { PG_SEARCH_DDL } from '../../reports/search-query'
+import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -141,6 +142,24 @@ ${rollupDdl(postgresDialect)}
   },
   {
     version: 4,
+    name: 'idempotency fingerprints, kept after erasure',
+    sql: `
+-- a hash of what was sent under the record's idempotency key (platform, type, v, body)
+ALTER TABLE convotrack_records ADD COLUMN fingerprint text;
+-- the keys of erased records: key, fingerprint and id only (no personal data), so a late retry
+-- is answered as a repeat instead of storing the erased record again
+CREATE TABLE convotrack_idempotency_tombstones (
+  bot text COLLATE "C" NOT NULL,
+  idempotency_key text COLLATE "C" NOT NULL,
+  fingerprint text,
+  record_id bigint NOT NULL,
+  PRIMARY KEY (bot, idempotency_key)
+);
+`,
+  },
+  HANDOFF_MIGRATION,
+  {
+    version: 6,
     name: 'analytics: sessions, feedback, users per hour (derived from the stored messages)',
     sql: `
 -- A feedback event's normalised score and the intent of the answer it rated (set at ingest).
@@ -155,9 +174,9 @@ ${analyticsDdl(postgresDialect)}
       )
     },
   },
-  { version: 5, name: 'search: GIN index over message text', sql: PG_SEARCH_DDL },
+  { version: 7, name: 'search: GIN index over message text', sql: PG_SEARCH_DDL },
   {
-    version: 6,
+    version: 8,
     name: 'funnels: steps per user and hour (derived from the stored messages)',
     sql: rollupDdl(postgresDialect, [USER_STEPS]),
     async after(client) {

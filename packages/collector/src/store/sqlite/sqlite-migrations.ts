@@ -6,6 +6,7 @@ import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
+import { migrateFingerprints } from './sqlite-fingerprints'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -130,6 +131,13 @@ ${rollupDdl(sqliteDialect)}
   },
   {
     version: 3,
+    name: 'idempotency fingerprints, kept after erasure',
+    apply(db, keep) {
+      migrateFingerprints(db, (sql) => keep(db.prepare(sql)))
+    },
+  },
+  {
+    version: 4,
     name: 'analytics: sessions, feedback, users per hour (derived from the stored messages)',
     apply(db, keep, run) {
       // A feedback event's normalised score and the intent of the answer it rated (set at ingest).
@@ -140,14 +148,14 @@ ${rollupDdl(sqliteDialect)}
     },
   },
   {
-    version: 4,
+    version: 5,
     name: 'search: FTS5 over message text (kept by triggers)',
     apply(db) {
       db.exec(SQLITE_SEARCH_DDL)
     },
   },
   {
-    version: 5,
+    version: 6,
     name: 'funnels: steps per user and hour (derived from the stored messages)',
     apply(db, _keep, run) {
       db.exec(rollupDdl(sqliteDialect, [USER_STEPS]))
