@@ -95,8 +95,9 @@ describe('a shared collector in headless Chromium', () => {
     expect(await page.locator('nav a.on').textContent()).toBe('Audit log')
     await page.reload()
     await poll(() => page.getByTestId('view-audit').isVisible()).toBe(true)
+    // The view shows before its rows load: wait for them.
+    await poll(() => page.getByTestId('audit-log').textContent()).toContain('olivia')
     const audit = await page.getByTestId('audit-log').textContent()
-    expect(audit).toContain('olivia')
     expect(audit).toContain('operator-message')
     expect(audit).toContain('Hi Ada, Olivia here.')
     expect(audit).toContain('pause')
