@@ -269,6 +269,17 @@ const READS: Array<[name: string, path: string]> = [
   ['/api/reports/timeline?bucket=hour', 'reports/timeline?bucket=hour'],
   ['/api/reports/timeline?bucket=day', 'reports/timeline?bucket=day'],
   ['/api/transcript (page of 200)', `transcript?bot=${BOT}&thread=user-0&limit=200`],
+  // The analytics (issue 28).
+  ['/api/reports/overview', 'reports/overview'],
+  ['/api/reports/retention?period=week', 'reports/retention?period=week'],
+  [
+    '/api/reports/funnel (greeting → order.status → purchase)',
+    'reports/funnel?steps=intent:greeting,intent:order.status,event:purchase',
+  ],
+  ['/api/reports/paths?depth=4', 'reports/paths?depth=4'],
+  ['/api/reports/not-handled/clusters', 'reports/not-handled/clusters'],
+  ['/api/search?q=order (first page)', 'search?q=order'],
+  ['/api/search?q="speak to" human*', `search?q=${encodeURIComponent('"speak to" human*')}`],
 ]
 
 const RANGES: Array<[name: string, query: string]> = [
