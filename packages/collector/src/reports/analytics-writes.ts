@@ -79,6 +79,13 @@ function stepOf(m: {
   return null
 }
 
+/** The columns a step is read from. */
+const STEP_COLUMNS = 'id, bot, user_id, direction, intent, event_type, event_key, ts'
+
+/** A messages row of {@link STEP_COLUMNS} as a message the steps see (the other fields empty). */
+const stepMessage = (r: Row): RollupMessage =>
+  rollupMessage({ ...r, platform: '', thread: '', text: null, confidence: null, user_json: null, amount: null, nh: 0 })
+
 function addStep(deltas: Deltas, m: RollupMessage): void {
   const step = stepOf(m)
   if (!step || m.userId === '') return
@@ -273,23 +280,11 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
       })
   for (const k of stepHours.values()) {
     const rows = yield {
-      sql: `SELECT id, bot, user_id, direction, intent, event_type, event_key, ts FROM ${messages}
+      sql: `SELECT ${STEP_COLUMNS} FROM ${messages}
         WHERE bot = ? AND user_id = ? AND ts >= ? AND ts < ?`,
       params: [k.bot, k.userId, k.hour, k.hour + HOUR_MS],
     }
-    for (const r of rows)
-      addStep(again, {
-        ...rollupMessage({
-          ...r,
-          platform: '',
-          thread: '',
-          text: null,
-          confidence: null,
-          user_json: null,
-          amount: null,
-          nh: 0,
-        }),
-      })
+    for (const r of rows) addStep(again, stepMessage(r))
   }
   yield* flush(d, deltas)
   for (const k of stepHours.values())
@@ -343,27 +338,14 @@ export function* rebuildSteps(d: Dialect): Steps {
   yield { sql: `DELETE FROM ${d.table(USER_STEPS.name)}`, params: [] }
   for (let after = 0; ; ) {
     const rows = yield {
-      sql: `SELECT id, bot, user_id, direction, intent, event_type, event_key, ts FROM ${d.table('messages')}
+      sql: `SELECT ${STEP_COLUMNS} FROM ${d.table('messages')}
         WHERE id > ? ORDER BY id LIMIT ${REBUILD_PAGE}`,
       params: [after],
     }
     if (rows.length === 0) break
     after = Number(rows[rows.length - 1]?.id)
     const deltas: Deltas = new Map()
-    for (const r of rows)
-      addStep(
-        deltas,
-        rollupMessage({
-          ...r,
-          platform: '',
-          thread: '',
-          text: null,
-          confidence: null,
-          user_json: null,
-          amount: null,
-          nh: 0,
-        }),
-      )
+    for (const r of rows) addStep(deltas, stepMessage(r))
     yield* flush(d, deltas)
   }
 }
