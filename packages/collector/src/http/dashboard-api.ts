@@ -95,7 +95,18 @@ export function dashboardApi(deps: {
     const last = rows[rows.length - 1]
     if (last && rows.length >= Math.min(Math.max(1, Math.floor(limit ?? 200)), 5000))
       res.setHeader('X-Next-Cursor', last.cursor)
-    res.json(rows)
+    sendReport(req, res, 'conversations', rows, rows, [
+      col('bot', (r) => r.bot),
+      col('thread', (r) => r.thread),
+      col('userId', (r) => r.userId),
+      col('platform', (r) => r.platform),
+      col('messages', (r) => r.messages),
+      col('notHandled', (r) => r.notHandled),
+      col('firstTs', (r) => isoTime(r.firstTs)),
+      col('lastTs', (r) => isoTime(r.lastTs)),
+      col('lastText', (r) => r.lastText),
+      col('paused', (r) => r.paused),
+    ])
   })
   api.get('/transcript', async (req, res) => {
     const bot = requiredString(req.query.bot, 'bot')
@@ -155,7 +166,26 @@ export function dashboardApi(deps: {
   })
   api.get('/reports/events', async (req, res) => {
     const filter = readOf(req, res)
-    res.json({ ...(await deps.store.events(filter)), from: filter.from, to: filter.to, tz: filter.tz })
+    const events = await deps.store.events(filter)
+    // CSV: one line per event type and name.
+    const rows = [
+      ...events.custom.map((e) => ({
+        type: 'customEvent',
+        name: e.name,
+        count: e.count,
+        total: null as number | null,
+      })),
+      ...events.revenue.byName.map((e) => ({ type: 'revenueEvent', name: e.name, count: e.count, total: e.total })),
+      ...events.shares.byName.map((e) => ({ type: 'shareEvent', name: e.name, count: e.count, total: null })),
+      ...events.pageLaunches.map((e) => ({ type: 'pageLaunchEvent', name: e.page, count: e.count, total: null })),
+      ...events.referrals.map((e) => ({ type: 'referralEvent', name: e.source, count: e.count, total: null })),
+    ]
+    sendReport(req, res, 'events', { ...events, from: filter.from, to: filter.to, tz: filter.tz }, rows, [
+      col('type', (r) => r.type),
+      col('name', (r) => r.name),
+      col('count', (r) => r.count),
+      col('total', (r) => r.total),
+    ])
   })
   api.get('/reports/segments', async (req, res) => {
     const segments = await deps.store.segments(readOf(req, res))
