@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it: lint, typecheck, build, package quality, API docs, tests —
-# every suite on the system Node (20), then the unit and integration suites on each Node line of
-# scripts/node-matrix.json (22, 24; the browser, resilience, fuzz and volume suites run on the system Node only).
+# every suite on the system Node (20), and beside it the unit and integration suites on the Node
+# lines of scripts/node-matrix.json: all of them on 26, the core, collector and kik projects on the
+# middle lines 22 and 24 (the browser, resilience, fuzz and volume suites run on the system Node only).
 # Test files with a failed test run once more when everything else is done (see the end): a test
 # that then passes is printed FLAKY by name, one that fails again fails verify.
 # Usage: pnpm verify   (after pnpm install)
 #   NODE_LINES="" pnpm verify         skips the other Node lines (a quicker local check)
-#   NODE_LINES="24.21.0" pnpm verify  runs only those
+#   NODE_LINES="26.10.0" pnpm verify  runs only those
 # The tools are called directly (node_modules/.bin), never through npx: inside a pnpm script npx
 # prints an "npm warn Unknown env config" line per pnpm setting.
 set -euo pipefail
@@ -69,9 +70,10 @@ status=0
 runs=()
 
 # The other Node lines run side by side with the system Node's run: the suites mostly wait on
-# sockets, timers and child processes, so the three runs together take little longer than the
-# longest one. They start as soon as their Node and better-sqlite3 build are ready (a cold
-# .node-lines/ takes ~2.5 minutes); the system Node's run does not wait for that.
+# sockets, timers and child processes, so the runs together take little longer than the longest
+# one (the middle lines run a reduced set: four lines cost what three full ones did). They start
+# as soon as their Node and better-sqlite3 build are ready (a cold .node-lines/ takes ~2.5
+# minutes); the system Node's run does not wait for that.
 matrix_pid=
 if [ -n "$lines" ]; then
   prep_pids="${prep_pid[*]}"

@@ -5,12 +5,12 @@
  * local tracking server. Needs the packages built (`pnpm build`, as `pnpm verify` does first).
  */
 import { execFile, execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { workspacePackages as packages, packWorkspace } from '../support/packed'
 import { type Sink, startSink } from '../support/sink-server'
 
 // The bots run as child processes while this process serves the sink: never block its event loop.
@@ -19,37 +19,18 @@ const run = async (file: string) =>
     (await promisify(execFile)(process.execPath, [file], { cwd: dir, env: { ...process.env, SINK: sink.url } })).stdout,
   )
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const packages = readdirSync(join(root, 'packages')).filter((d) =>
-  existsSync(join(root, 'packages', d, 'package.json')),
-)
 let dir: string
 let sink: Sink
-
-function pnpm(args: string[], cwd: string): string {
-  const execpath = process.env.npm_execpath
-  if (execpath?.includes('pnpm')) return execFileSync(process.execPath, [execpath, ...args], { cwd, encoding: 'utf8' })
-  return execFileSync('npx', ['-y', 'pnpm@10.34.9', ...args], { cwd, encoding: 'utf8' })
-}
 
 beforeAll(async () => {
   sink = await startSink()
   dir = mkdtempSync(join(tmpdir(), 'convotrack-consumer-'))
   const tarballs = join(dir, 'tarballs')
   mkdirSync(tarballs)
-  for (const p of packages) {
-    if (!existsSync(join(root, 'packages', p, 'dist')))
-      throw new Error(`packages/${p} is not built: run pnpm build first`)
-    pnpm(['pack', '--pack-destination', tarballs], join(root, 'packages', p))
-  }
-  const tgz = readdirSync(tarballs).map((f) => `file:tarballs/${f}`)
   const deps = Object.fromEntries(
-    readdirSync(tarballs).map((f) => [
-      `@convotrack/${f.replace(/^convotrack-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')}`,
-      `file:tarballs/${f}`,
-    ]),
+    Object.entries(packWorkspace(tarballs)).map(([p, tgz]) => [`@convotrack/${p}`, `file:tarballs/${basename(tgz)}`]),
   )
-  expect(tgz.length).toBe(packages.length)
+  expect(Object.keys(deps).length).toBe(packages.length)
   writeFileSync(
     join(dir, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, dependencies: { ...deps, express: '5.3.0' } }, null, 2),
@@ -136,8 +117,8 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(mine.map((r) => `${r.platform}/${r.type}`)).toEqual(['sms/incoming', 'generic/event'])
   })
 
-  it('adapters and the redis store declare core as a peer: the app holds one copy of core, shared by all', () => {
-    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis']) {
+  it('adapters, the redis store and the importer declare core as a peer: the app holds one copy of core, shared by all', () => {
+    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import']) {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
       expect(manifest.dependencies?.['@convotrack/core']).toBeUndefined()
       expect(manifest.peerDependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
@@ -152,8 +133,8 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(copies).toEqual(['node_modules/@convotrack/core/package.json'])
   })
 
-  it('the applications (the import CLI, the collector) keep core as a regular dependency, deduplicated to the app’s copy', () => {
-    for (const p of ['import', 'collector']) {
+  it('the collector (a service of its own) keeps core as a regular dependency, deduplicated to the app’s copy', () => {
+    for (const p of ['collector']) {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
       expect(manifest.dependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)
       expect(manifest.peerDependencies?.['@convotrack/core']).toBeUndefined()
@@ -176,7 +157,7 @@ describe('installed from tarballs, outside the workspace', () => {
       const tracker = createTracker({ apiKey: 'one-core', baseUrl: process.env.SINK, onError: (e) => reported.push(e) })
       const voice = alexaTracking(tracker)
       voice.setNotHandled({}) // not a handler input: reported by the adapter with core's InvalidRecordError
-      const paths = ['@convotrack/messenger', '@convotrack/alexa', '@convotrack/redis'].map((p) =>
+      const paths = ['@convotrack/messenger', '@convotrack/alexa', '@convotrack/redis', '@convotrack/import'].map((p) =>
         require.resolve('@convotrack/core', { paths: [require.resolve(p)] }),
       )
       await tracker.close()

@@ -53,7 +53,7 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
   bot.onTextMessage((incoming) => {
     const text = incoming.body ?? ''
     const order = /order\s*#?(\d+)/i.exec(text)
-    let reply: unknown
+    let reply: Bot.Sendable
     if (/^(hi|hello|hey)\b/i.test(text)) {
       tracker.setOutgoingIntent({ name: 'greet' })
       reply = Bot.Message.text(

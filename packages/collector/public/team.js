@@ -1,5 +1,5 @@
-// Team features of the dashboard, kept apart from the views: who is signed in and sign-out,
-// the audit log view, and dropping erased or expired users' lines from the live views.
+// Team features of the dashboard, kept apart from the views: who is signed in and sign-out, and
+// dropping erased or expired users' lines from the live views (the audit log is views/audit.js).
 
 const $ = (sel) => document.querySelector(sel)
 const el = (tag, attrs = {}, text) => {
@@ -8,45 +8,6 @@ const el = (tag, attrs = {}, text) => {
   if (text !== undefined) e.textContent = text
   return e
 }
-
-// Nav link and view for the audit log (app.js shows `view-<hash>` for any `#/<hash>`).
-const nav = $('nav')
-if (nav) nav.append(el('a', { href: '#/audit', 'data-view': 'audit' }, 'Audit log'))
-const view = el('section', { id: 'view-audit', class: 'view', 'data-testid': 'view-audit' })
-const head = el('header', { class: 'view-head' })
-head.append(el('h1', {}, 'Audit log'), el('p', {}, 'Who paused, resumed, messaged, connected or erased what.'))
-const card = el('div', { class: 'card' })
-const table = el('table', { class: 'report', 'data-testid': 'audit-log' })
-card.append(table)
-view.append(head, card)
-$('main')?.append(view)
-
-const time = (ts) => new Date(ts).toLocaleString()
-async function loadAudit() {
-  const res = await fetch('api/audit?limit=200')
-  if (!res.ok) return
-  const rows = await res.json()
-  table.replaceChildren()
-  const tr = el('tr')
-  for (const h of ['When', 'Who', 'Action', 'Bot', 'Conversation / user / page', 'Details']) tr.append(el('th', {}, h))
-  table.append(tr)
-  for (const r of rows) {
-    const line = el('tr', { 'data-testid': 'audit-row' })
-    const detail = r.detail
-      ? Object.entries(r.detail)
-          .map(([k, v]) => `${k}: ${v}`)
-          .join(', ')
-      : ''
-    for (const v of [time(r.ts), r.actor, r.action, r.bot ?? '', r.target ?? '', detail]) line.append(el('td', {}, v))
-    table.append(line)
-  }
-  if (rows.length === 0) table.append(el('tr', {}, 'Nothing yet.'))
-}
-const onHash = () => {
-  if (location.hash.startsWith('#/audit')) loadAudit()
-}
-window.addEventListener('hashchange', onHash)
-onHash()
 
 // Who is signed in, and sign-out (only when the collector has sign-in).
 fetch('api/me')
@@ -101,7 +62,7 @@ es.addEventListener('erase', (ev) => {
     if (li.dataset.bot === bot && gone.has(li.dataset.thread)) li.remove()
   const m = /^#\/conversations\/([^/]+)\/(.+)$/.exec(location.hash)
   if (m && decodeURIComponent(m[1]) === bot && gone.has(decodeURIComponent(m[2]))) location.hash = '#/conversations'
-  if (location.hash.startsWith('#/audit')) loadAudit()
+  if (location.hash.startsWith('#/audit')) window.dispatchEvent(new HashChangeEvent('hashchange'))
 })
 es.addEventListener('expire', () => {
   window.dispatchEvent(new HashChangeEvent('hashchange'))

@@ -14,8 +14,9 @@ export {
   batchAdvertisement,
   DEFAULT_BATCH_LIMITS,
 } from './http/track-batch-route'
-export { eventTime, FUTURE_SLACK_MS } from './ingest/event-time'
+export { EARLIEST_EVENT_MS, eventTime, FUTURE_SLACK_MS } from './ingest/event-time'
 export {
+  ANONYMOUS_USER,
   LEGACY_PLATFORMS,
   LEGACY_TYPES,
   type LegacyPlatform,

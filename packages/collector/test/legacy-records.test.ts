@@ -1,4 +1,4 @@
-import { normalizeRecord, parseTrackQuery, RequestError, validateRecord } from '@convotrack/collector'
+import { ANONYMOUS_USER, normalizeRecord, parseTrackQuery, RequestError, validateRecord } from '@convotrack/collector'
 import { describe, expect, it } from 'vitest'
 import { messengerIncoming, messengerOutgoing, slackOutgoing } from './fixtures'
 
@@ -96,6 +96,40 @@ describe('bodies the spec refuses, accepted from the SDK (and still refused with
       'unsupported_record',
     )
     expect(() => validateRecord('facebook', 'outgoing', messengerOutgoing(), SDK)).not.toThrow()
+  })
+})
+
+describe('a universal message without userId (the SDK’s own generic-with-intent-params.json)', () => {
+  const body = {
+    text: 'this is some text and a PHONE_NUMBER',
+    intent: { name: 'GOOD', inputs: [{ name: 'zip', value: '94114' }] },
+  }
+
+  it.each(['universal', 'generic', 'sms'] as const)(
+    '%s: stored under the labelled anonymous user with an SDK v',
+    (platform) => {
+      for (const type of ['incoming', 'outgoing'] as const) {
+        expect(() => validateRecord(platform, type, body, SDK)).not.toThrow()
+        expect(normalizeRecord(platform, type, body)[0]).toMatchObject({
+          userId: ANONYMOUS_USER,
+          thread: ANONYMOUS_USER,
+          text: body.text,
+          intent: 'GOOD',
+        })
+      }
+      expect(ANONYMOUS_USER).toBe('anonymous (no userId sent)')
+    },
+  )
+
+  it('the spec’s versions still refuse it, naming userId; a wrong-typed userId stays refused with an SDK v', () => {
+    expect(refusal(() => validateRecord('universal', 'incoming', body, SPEC))).toEqual({
+      code: 'missing_field',
+      path: 'userId',
+    })
+    expect(refusal(() => validateRecord('universal', 'incoming', { ...body, userId: 7 }, SDK)).path).toBe('userId')
+    expect(refusal(() => validateRecord('universal', 'event', { type: 'customEvent', name: 'x' }, SDK)).path).toBe(
+      'userId',
+    )
   })
 })
 

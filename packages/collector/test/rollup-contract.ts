@@ -15,8 +15,8 @@ import {
   type StoredMessage,
   type StoredRecordType,
 } from '@convotrack/collector'
-import { afterEach, describe, expect, it } from 'vitest'
-import type { StoreFactory } from './store-contract'
+import { describe, expect, it } from 'vitest'
+import { freshStores, type StoreFactory } from './store-contract'
 
 type Obj = Record<string, unknown>
 type Item = { record: IncomingRecord; messages: NormalizedMessage[] }
@@ -231,7 +231,7 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
     .map(({ lastId: _, ...c }) => c)
 }
 
-async function expectMatchesRecount(store: RecordStore, filter: ReadFilter = {}) {
+export async function expectMatchesRecount(store: RecordStore, filter: ReadFilter = {}) {
   const all = await allMessages(store)
   const want = recount(all, filter)
   expect(await store.counts(filter)).toEqual(want.counts)
@@ -296,15 +296,7 @@ async function load(store: RecordStore, items: Item[], size = 25) {
 /** Runs the summaries' contract against stores made by `factory`. */
 export function runRollupContract(name: string, factory: StoreFactory): void {
   describe(`report summaries: ${name}`, () => {
-    const open: RecordStore[] = []
-    const fresh = async () => {
-      const made = await factory()
-      open.push(made.store)
-      return made
-    }
-    afterEach(async () => {
-      for (const s of open.splice(0)) await s.close()
-    })
+    const { fresh, open } = freshStores(factory)
 
     it('equal a full recount after mixed ingest with duplicates, at all time, per bot and over ranges', async () => {
       const { store } = await fresh()
@@ -419,29 +411,9 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
     it('event time: transcripts and the firehose in event-time order; receivedAt kept', async () => {
       const { store } = await fresh()
       const received = BASE + 40 * DAY
-      await store.addMany([
-        rec(
-          'b',
-          'universal',
-          'incoming',
-          { text: 'second', userId: 'u' },
-          { eventTs: BASE + 2000, receivedAt: received },
-        ),
-        rec(
-          'b',
-          'universal',
-          'incoming',
-          { text: 'first', userId: 'u' },
-          { eventTs: BASE + 1000, receivedAt: received },
-        ),
-        rec(
-          'b',
-          'universal',
-          'incoming',
-          { text: 'third', userId: 'u' },
-          { eventTs: BASE + 3000, receivedAt: received },
-        ),
-      ])
+      const said = (text: string, eventTs: number) =>
+        rec('b', 'universal', 'incoming', { text, userId: 'u' }, { eventTs, receivedAt: received })
+      await store.addMany([said('second', BASE + 2000), said('first', BASE + 1000), said('third', BASE + 3000)])
       const t = await store.transcript('b', 'u')
       expect(t.map((m) => m.text)).toEqual(['first', 'second', 'third'])
       expect(t.map((m) => m.receivedAt)).toEqual([received, received, received])

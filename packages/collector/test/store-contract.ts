@@ -119,18 +119,27 @@ async function seedReports(store: RecordStore): Promise<void> {
   ])
 }
 
+/**
+ * `fresh()` makes a store with `factory` and closes it (and any store pushed to `open`) after
+ * the test. Call inside a describe.
+ */
+export function freshStores(factory: StoreFactory) {
+  const open: RecordStore[] = []
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close()
+  })
+  const fresh = async () => {
+    const made = await factory()
+    open.push(made.store)
+    return made
+  }
+  return { fresh, open }
+}
+
 /** Runs the whole contract against stores made by `factory`. */
 export function runStoreContract(name: string, factory: StoreFactory): void {
   describe(`RecordStore contract: ${name}`, () => {
-    const open: RecordStore[] = []
-    const fresh = async () => {
-      const made = await factory()
-      open.push(made.store)
-      return made
-    }
-    afterEach(async () => {
-      for (const s of open.splice(0)) await s.close()
-    })
+    const { fresh, open } = freshStores(factory)
 
     it('add: stores a record and its messages; record(id) gives the raw JSON back byte for byte', async () => {
       const { store } = await fresh()

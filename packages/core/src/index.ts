@@ -11,6 +11,7 @@ export {
   TransportError,
 } from './errors'
 export { DEFAULT_EXIT_FLUSH_MS } from './exit-flush'
+export { FEEDBACK_EVENT, type Feedback, type FeedbackScale, feedbackEvent } from './feedback'
 export type { HeldLog, HeldTurn } from './held-records'
 export { toPlainJson, toWireJson } from './json'
 export { inLambda, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, remainingLambdaMs } from './lambda-budget'

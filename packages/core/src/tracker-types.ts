@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici'
 import type { ConvotrackError, DropReason } from './errors'
+import type { Feedback } from './feedback'
 import type { HeldTurn } from './held-records'
 import type { PauseStore } from './pause/store'
 import type { RetryOptions } from './retry'
@@ -217,6 +218,16 @@ export interface Tracker {
   }
   /** Tracks a conversation event (custom, revenue, share, page launch, referral). */
   logEvent(event: TrackedEvent, options?: EventOptions): boolean
+  /**
+   * Tracks a user's rating of the bot's last answer as the spec `customEvent` named `feedback`
+   * (`extraInfo: { score, scale, comment? }`), so any tracking service accepts it. `score` is
+   * −1 … 1 (thumbs) or a whole 1 … 5 (stars). The collector shows it in the transcript, counts it
+   * in the overview and averages it per intent of the answer it rates (the last outgoing message
+   * before it); a negative score puts the conversation in the handoff queue.
+   *
+   * @example tracker.feedback({ userId: 'u1', conversationId: 'c1', score: -1, comment: 'wrong answer' })
+   */
+  feedback(feedback: Feedback, options?: EventOptions): boolean
   /** Marks the current turn's incoming message NotHandled (call before `logIncoming`). */
   setNotHandled(): void
   /** Attaches an intent to the current turn's outgoing records. */

@@ -9,6 +9,7 @@ import {
   type TransportError,
 } from './errors'
 import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './exit-flush'
+import { type Feedback, feedbackEvent } from './feedback'
 import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
 import { DropSummary, info, LossCount, maskApiKey } from './loss-report'
@@ -177,6 +178,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
     if (!PLATFORMS.includes(platform))
       throw new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event')
     return this.track(platform, 'event', { v: options.v }, eventShape, event, undefined)
+  }
+
+  feedback(feedback: Feedback, options: EventOptions = {}): boolean {
+    return this.logEvent(feedbackEvent(feedback), options)
   }
 
   setNotHandled(): void {

@@ -128,7 +128,7 @@ describe('convotrack import (CLI)', () => {
     )
     expect(stderr).toContain('line 794: `direction` must be "incoming" or "outgoing" (got "agent") (read from "kind")')
     expect(stderr).toContain('line 1191: `timestamp` must be an ISO 8601 date')
-    // The column within the file's line, the same words on Node 20, 22 and 24 (not V8's own "line 1 column …").
+    // The column within the file's line, the same words on Node 20, 22, 24 and 26 (not V8's own "line 1 column …").
     expect(stderr).toContain('line 1588: is not valid JSON at column 30 (Unterminated string in JSON)')
     expect(stdout.trim()).toBe('dry run: 9975 valid, 25 invalid, nothing sent')
     const written = JSON.parse(readFileSync(report, 'utf8')) as { invalid: Array<{ position: number; field: string }> }

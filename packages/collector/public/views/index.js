@@ -2,6 +2,7 @@
 // onResize?() } and a `<section id="view-<name>" class="view">` in index.html (plus its nav
 // link); add it here and the router shows it at #/<name>.
 import audience from './audience.js'
+import audit from './audit.js'
 import connect from './connect.js'
 import conversations from './conversations.js'
 import events from './events.js'
@@ -9,4 +10,4 @@ import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
 
-export const VIEWS = [live, conversations, notHandled, intents, events, audience, connect]
+export const VIEWS = [live, conversations, notHandled, intents, events, audience, connect, audit]

@@ -7,6 +7,11 @@ import type { RecordPlatform, StoredRecordType } from './legacy-records'
 
 /** How far ahead of the collector's clock an event time may be. */
 export const FUTURE_SLACK_MS = 5 * 60_000
+/**
+ * Times before 2000-01-01 are not believed either: they are seconds sent as milliseconds (a
+ * date in January 1970) or placeholders (Slack test fixtures' `ts: '1.1'`), not history.
+ */
+export const EARLIEST_EVENT_MS = Date.UTC(2000, 0, 1)
 
 type Obj = Record<string, unknown>
 const obj = (v: unknown): Obj | undefined =>
@@ -81,6 +86,6 @@ export function sourceTime(platform: RecordPlatform, type: StoredRecordType, bod
  */
 export function eventTime(platform: RecordPlatform, type: StoredRecordType, body: Obj, receivedAt: number): number {
   const t = sourceTime(platform, type, body)
-  if (t === undefined || t > receivedAt + FUTURE_SLACK_MS) return receivedAt
+  if (t === undefined || t > receivedAt + FUTURE_SLACK_MS || t < EARLIEST_EVENT_MS) return receivedAt
   return Math.floor(t)
 }

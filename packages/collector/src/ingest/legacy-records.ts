@@ -25,6 +25,13 @@ export type RecordPlatform = Platform | LegacyPlatform
 
 /** `type` values the dashbot SDK sends that the spec does not list: Messenger `log()` and Slack `logConnect()`. @example LEGACY_TYPES // ['all', 'connect'] */
 export const LEGACY_TYPES = ['all', 'connect'] as const
+
+/**
+ * The user of a dashbot-SDK universal / generic / SMS message sent without `userId` (the old
+ * service took them; its own test data has one): stored under this clearly labelled name rather
+ * than refused. The spec's versions still require `userId`.
+ */
+export const ANONYMOUS_USER = 'anonymous (no userId sent)'
 /** One of {@link LEGACY_TYPES}. @example const t: LegacyType = 'connect' */
 export type LegacyType = (typeof LEGACY_TYPES)[number]
 
@@ -127,8 +134,13 @@ function legacyShape(platform: Platform, type: RecordType, b: Record<string, unk
       case 'generic':
       case 'sms':
       case 'twitter':
-        // LINE (`line.logOutgoing`) sends images as `{ image: { url } }`.
-        validateWireRecord('universal', type, { ...b, images: lineImages(b.images) })
+        // LINE (`line.logOutgoing`) sends images as `{ image: { url } }`; a message without
+        // `userId` belongs to the anonymous user.
+        validateWireRecord('universal', type, {
+          ...b,
+          images: lineImages(b.images),
+          userId: b.userId === undefined && type !== 'event' ? ANONYMOUS_USER : b.userId,
+        })
         return true
       case 'facebook':
         if (type === 'incoming') messengerWebhookLenient(b)

@@ -1,6 +1,13 @@
 import { type AlexaRequestEnvelope, alexaUserId, type RecordType } from '@convotrack/core'
 import { botbuilderV3Message, googleMessage, microsoftActivity } from './legacy-normalize'
-import { eventName, isV3Envelope, lineImages, type RecordPlatform, type StoredRecordType } from './legacy-records'
+import {
+  ANONYMOUS_USER,
+  eventName,
+  isV3Envelope,
+  lineImages,
+  type RecordPlatform,
+  type StoredRecordType,
+} from './legacy-records'
 import {
   arr,
   type EventFields,
@@ -63,7 +70,7 @@ function universal(platform: RecordPlatform, direction: RecordType, body: Obj): 
     return url ? [url] : []
   })
   const clicked = str(obj(obj(body.postback)?.buttonClick)?.buttonId)
-  return message(platform, direction, str(body.userId) ?? '', str(body.conversationId), {
+  return message(platform, direction, str(body.userId) ?? ANONYMOUS_USER, str(body.conversationId), {
     sessionId: str(body.sessionId) ?? null,
     text: str(body.text) ?? (clicked ? `[button ${clicked}]` : null),
     ...intentOf(body.intent),

@@ -191,7 +191,7 @@ export async function timelineReport(
     filter.bucketMs === HOUR_MS
       ? (t: number) => t
       : filter.bucketMs === 86_400_000
-        ? (t: number) => dayStart(tz, t)
+        ? dayOf(tz)
         : (t: number) => Math.floor(t / filter.bucketMs) * filter.bucketMs
   const out = new Map<number, TimelineBucket>()
   for (const r of rows) {
@@ -206,6 +206,23 @@ export async function timelineReport(
     }
   }
   return [...out.values()].sort((a, b) => a.t - b.t)
+}
+
+/**
+ * The start of the day (in `tz`) of each hour, for hours read in ascending order: the zone's
+ * rules are asked twice per day, not per hour. Days are 23 to 25 hours long, so 26 hours after a
+ * day's start is inside the next day.
+ */
+function dayOf(tz: string): (t: number) => number {
+  let start = Number.NaN
+  let end = Number.NaN
+  return (t) => {
+    if (!(t >= start && t < end)) {
+      start = dayStart(tz, t)
+      end = dayStart(tz, start + 26 * HOUR_MS)
+    }
+    return start
+  }
 }
 
 /** A conversations page's cursor: the last row's (last event time, last message id). */

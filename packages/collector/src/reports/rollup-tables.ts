@@ -85,7 +85,7 @@ export const NOT_HANDLED: RollupSpec = {
   sums: ['n'],
   maxes: ['last_ts'],
   mins: ['text'],
-  indexes: [['hour'], ['bot', 'user_id']],
+  indexes: [['hour']],
 }
 
 /** Users active per bot × UTC day (messages, incoming): distinct users over a range, for the analytics to come. */
@@ -141,13 +141,12 @@ export const CONVERSATIONS: RollupSpec = {
   mins: ['first_ts'],
   maxes: ['in_user', 'msg_platform'],
   latest: { by: ['last_ts', 'last_id'], cols: ['last_text', 'last_user', 'last_platform'] },
-  indexes: [
-    ['last_ts', 'last_id'],
-    ['bot', 'last_ts', 'last_id'],
-  ],
+  // One index: every summary row moves in it at each message; a bot's page filters while walking it.
+  indexes: [['last_ts', 'last_id']],
 }
 
-export const ROLLUPS: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, NOT_HANDLED, USER_DAYS, USERS, CONVERSATIONS]
+/** Every summary, in the order writers lock them (ingest, erasure and retention alike). */
+export const ROLLUPS: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, USER_DAYS, NOT_HANDLED, USERS, CONVERSATIONS]
 
 /** A row of changes to one summary table: its column values by name. */
 export type RollupRow = Record<string, string | number | null>

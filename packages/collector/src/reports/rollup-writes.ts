@@ -48,8 +48,12 @@ export function rollupMessage(r: Row): RollupMessage {
   }
 }
 
+/** Merges changes into their tables, always in the same table order (with key order inside): concurrent writers lock alike. */
 function* upsertAll(d: Dialect, deltas: Deltas): Steps {
-  for (const [spec, rows] of deltas) for (const q of upsertQueries(d, spec, [...rows.values()])) yield q
+  for (const spec of ROLLUPS) {
+    const rows = deltas.get(spec)
+    if (rows) for (const q of upsertQueries(d, spec, [...rows.values()])) yield q
+  }
 }
 
 /**

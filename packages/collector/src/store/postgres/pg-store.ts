@@ -4,16 +4,8 @@ import type { NormalizedMessage } from '../../ingest/normalize'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
-import {
-  conversationsReport,
-  countsReport,
-  eventsReportOf,
-  intentsReport,
-  notHandledReport,
-  type Row,
-  segmentsReport,
-  timelineReport,
-} from '../../reports/report-queries'
+import type { Row } from '../../reports/report-queries'
+import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
 import type {
@@ -534,8 +526,8 @@ export class PgRecordStore implements RecordStore {
     return rows[0]
   }
 
-  /** The reports' way of running a statement (pooled, bounded like every read). */
-  private readonly exec = (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params)
+  /** The reports, on this database (pooled, bounded like every read). */
+  private readonly reports = reportReads(d, (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params))
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
     const q = recentQuery(d, filter, clampLimit(filter.limit, 100))
@@ -543,7 +535,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
-    return conversationsReport(d, this.exec, { ...filter, limit: clampLimit(filter.limit, 200) })
+    return this.reports.conversations(filter)
   }
 
   async transcript(
@@ -557,23 +549,23 @@ export class PgRecordStore implements RecordStore {
   }
 
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    return notHandledReport(d, this.exec, filter)
+    return this.reports.notHandled(filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return intentsReport(d, this.exec, filter)
+    return this.reports.intents(filter)
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    return eventsReportOf(d, this.exec, filter)
+    return this.reports.events(filter)
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
-    return segmentsReport(d, this.exec, filter)
+    return this.reports.segments(filter)
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    return timelineReport(d, this.exec, filter)
+    return this.reports.timeline(filter)
   }
 
   async paused(bot: string, thread: string): Promise<boolean> {
@@ -592,7 +584,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    return countsReport(d, this.exec, filter)
+    return this.reports.counts(filter)
   }
 
   // ------------------------------------------------------------------ lifecycle and audit

@@ -3,16 +3,8 @@ import type { NormalizedMessage } from '../../ingest/normalize'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, transcriptQuery } from '../../reports/message-queries'
-import {
-  conversationsReport,
-  countsReport,
-  eventsReportOf,
-  intentsReport,
-  notHandledReport,
-  type Row,
-  segmentsReport,
-  timelineReport,
-} from '../../reports/report-queries'
+import type { Row } from '../../reports/report-queries'
+import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
 import type {
@@ -87,7 +79,9 @@ export class SqliteRecordStore implements RecordStore {
   constructor(file = ':memory:') {
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
-    if (file !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
+    // A 64 MB page cache: the summaries' rows are updated all over their tables at ingest.
+    if (file !== ':memory:')
+      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536')
     migrateSqlite(this.db, kept, (q) => this.run(q))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
@@ -182,8 +176,8 @@ export class SqliteRecordStore implements RecordStore {
     return []
   }
 
-  /** The reports' way of running a statement. */
-  private readonly exec = async (q: Query): Promise<Row[]> => this.run(q)
+  /** The reports, on this database. */
+  private readonly reports = reportReads(d, async (q: Query): Promise<Row[]> => this.run(q))
 
   private stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql)
@@ -250,7 +244,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
-    return conversationsReport(d, this.exec, { ...filter, limit: clampLimit(filter.limit, 200) })
+    return this.reports.conversations(filter)
   }
 
   async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
@@ -260,23 +254,23 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async notHandled(filter: ReadFilter): Promise<NotHandledLine[]> {
-    return notHandledReport(d, this.exec, filter)
+    return this.reports.notHandled(filter)
   }
 
   async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return intentsReport(d, this.exec, filter)
+    return this.reports.intents(filter)
   }
 
   async events(filter: ReadFilter): Promise<EventsReport> {
-    return eventsReportOf(d, this.exec, filter)
+    return this.reports.events(filter)
   }
 
   async segments(filter: ReadFilter): Promise<Segment[]> {
-    return segmentsReport(d, this.exec, filter)
+    return this.reports.segments(filter)
   }
 
   async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    return timelineReport(d, this.exec, filter)
+    return this.reports.timeline(filter)
   }
 
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
@@ -307,7 +301,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    return countsReport(d, this.exec, filter)
+    return this.reports.counts(filter)
   }
 
   /**

@@ -1,0 +1,126 @@
+// An existing database upgrades: a SQLite file or a PostgreSQL database made before the report
+// summaries (old schema, rows stored the old way) opens with its summaries derived from the rows
+// it holds, so every report equals a full recount from the first read on. Reopening changes nothing.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrate, PG_MIGRATIONS } from '../src/store/postgres/pg-migrations'
+import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
+import { expectMatchesRecount } from './rollup-contract'
+import { type PostgresServer, startPostgres } from './support/postgres'
+
+const T0 = Date.UTC(2026, 0, 5, 10)
+/** Rows as the old stores wrote them: `ts` is the receive time; an outgoing NotHandled reply after its input. */
+const OLD_ROWS: Array<[number, string, string, string, string, string | null, string | null, number]> = [
+  // id, bot, direction, user, text, intent, event, ts
+  [1, 'shop', 'incoming', 'ada', 'Where is my order?', 'NotHandled', null, T0],
+  [2, 'shop', 'incoming', 'bob', 'blorp', null, null, T0 + 1000],
+  [3, 'shop', 'outgoing', 'bob', 'Sorry?', 'NotHandled', null, T0 + 2000],
+  [4, 'shop', 'incoming', 'ada', 'buy', 'buy', null, T0 + 3_600_000],
+  [5, 'help', 'event', 'cy', 'signup', null, 'customEvent', T0 + 7_200_000],
+]
+
+function insertOld(exec: (sql: string, params: unknown[]) => unknown, table: (n: string) => string) {
+  for (const [id, bot, direction, user, text, intent, event, ts] of OLD_ROWS) {
+    const type = direction
+    exec(
+      `INSERT INTO ${table('records')} (id, bot, platform, type, v, received_at, raw) VALUES (?, ?, 'universal', ?, '11.1.0-rest', ?, ?)`,
+      [id, bot, type, ts, JSON.stringify({ text, userId: user })],
+    )
+    exec(
+      `INSERT INTO ${table('messages')} (id, record_id, bot, platform, direction, user_id, thread, text, intent, event_type, event_name, ts)
+       VALUES (?, ?, ?, 'universal', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, id, bot, direction, user, user, text, intent, event, event ? text : null, ts],
+    )
+  }
+}
+
+describe('upgrading a database made before the report summaries', () => {
+  it('SQLite: migration 2 derives the summaries; messages keep their time as event and receive time', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ct-upgrade-')), 'old.db')
+    const db = new Database(file)
+    migrateSqlite(
+      db,
+      (v) => v,
+      () => [],
+      SQLITE_MIGRATIONS.slice(0, 1),
+    )
+    insertOld(
+      (sql, params) => db.prepare(sql).run(...params),
+      (n) => n,
+    )
+    db.close()
+    const store = new SqliteRecordStore(file)
+    try {
+      expect(await store.notHandled({})).toEqual([
+        { text: 'blorp', count: 1, users: 1, lastTs: T0 + 1000, bots: ['shop'] },
+        { text: 'Where is my order?', count: 1, users: 1, lastTs: T0, bots: ['shop'] },
+      ])
+      expect(await store.counts({})).toEqual({ records: 5, messages: 5 })
+      await expectMatchesRecount(store)
+      const [first] = await store.transcript('shop', 'ada')
+      expect(first).toMatchObject({ ts: T0, receivedAt: T0 })
+    } finally {
+      await store.close()
+    }
+    const again = new SqliteRecordStore(file)
+    try {
+      await expectMatchesRecount(again)
+    } finally {
+      await again.close()
+    }
+    const check = new Database(file, { readonly: true })
+    expect(check.prepare('PRAGMA user_version').pluck().get()).toBe(SQLITE_MIGRATIONS.at(-1)?.version)
+    check.close()
+  })
+
+  describe('PostgreSQL', () => {
+    let server: PostgresServer
+    beforeAll(async () => {
+      server = await startPostgres()
+    }, 60_000)
+    afterAll(async () => {
+      await server?.destroy()
+    })
+
+    it('migration 3 derives the summaries in the same transaction', async () => {
+      const url = await server.createDatabase()
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        expect(await migrate(client, PG_MIGRATIONS.slice(0, 2))).toEqual([1, 2])
+        for (const [i, row] of OLD_ROWS.entries()) {
+          const [id, bot, direction, user, text, intent, event, ts] = row
+          await client.query(
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw) VALUES ($1, $2, 'universal', $3, '11.1.0-rest', $4, $5)`,
+            [id, bot, direction, ts, JSON.stringify({ text, userId: user, i })],
+          )
+          await client.query(
+            `INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, thread, text, intent, event_type, event_name, ts)
+             VALUES ($1, $1, $2, 'universal', $3, $4, $4, $5, $6, $7, $8, $9)`,
+            [id, bot, direction, user, text, intent, event, event ? text : null, ts],
+          )
+        }
+      } finally {
+        await client.end()
+      }
+      const store = await PgRecordStore.open(url, { listen: false })
+      try {
+        expect(await store.notHandled({})).toHaveLength(2)
+        await expectMatchesRecount(store)
+      } finally {
+        await store.close()
+      }
+      const again = await PgRecordStore.open(url, { listen: false })
+      try {
+        await expectMatchesRecount(again)
+      } finally {
+        await again.close()
+      }
+    })
+  })
+})
