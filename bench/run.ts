@@ -3,6 +3,7 @@
  * Every figure is taken with DEFAULT tracker options, next to a raw undici keep-alive client
  * measured in the same run (quote the ratios, not the absolute times: the machine is shared):
  *  (a) hot path: µs per `tracker.universal.logIncoming` vs the raw client's JSON.stringify + request call
+ *      (mean, p50 and p99 side by side), alone and (`cost`) from 10 callers while delivery runs
  *  (b) LAN: delivered records/s and CPU µs per record, tracker vs raw client (a warm-up pair, then
  *      BENCH_PAIRS (5) paired runs in alternating order; the ratio taken within each pair, median reported)
  *  (c) real-network situations, 3 000 records offered at 500/s into a sink process:
@@ -30,6 +31,18 @@ function percentile(sorted: number[], p: number): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 const r3 = (x: number) => +x.toFixed(3)
 
+/** The raw client's call: serialize, then `request()` (the answer read off the caller's call). */
+function rawPost(pool: Pool, msg: ReturnType<typeof message>): Promise<unknown> {
+  return pool
+    .request({
+      path: trackPath,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(msg),
+    })
+    .then((r) => r.body.dump())
+}
+
 async function hotPath(url: string) {
   const tracker = createTracker({ apiKey: 'bench-key', baseUrl: url })
   const pool = new Pool(url, { connections: RAW_CONCURRENCY })
@@ -49,16 +62,7 @@ async function hotPath(url: string) {
     for (let i = 0; i < 1_000; i++) {
       const msg = message(i)
       const t0 = process.hrtime.bigint()
-      pending.push(
-        pool
-          .request({
-            path: trackPath,
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(msg),
-          })
-          .then((r) => r.body.dump()),
-      )
+      pending.push(rawPost(pool, msg))
       raw.push(Number(process.hrtime.bigint() - t0) / 1000)
     }
     await Promise.all(pending)
@@ -67,13 +71,107 @@ async function hotPath(url: string) {
   await pool.close()
   tracked.sort((a, b) => a - b)
   raw.sort((a, b) => a - b)
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
   return {
     calls: tracked.length,
+    mean_us: r3(mean(tracked)),
     p50_us: r3(percentile(tracked, 0.5)),
     p99_us: r3(percentile(tracked, 0.99)),
+    raw_mean_us: r3(mean(raw)),
     raw_p50_us: r3(percentile(raw, 0.5)),
     raw_p99_us: r3(percentile(raw, 0.99)),
+    ratio_mean: r3(mean(tracked) / mean(raw)),
     ratio_p50: r3(percentile(tracked, 0.5) / percentile(raw, 0.5)),
+    ratio_p99: r3(percentile(tracked, 0.99) / percentile(raw, 0.99)),
+  }
+}
+
+/**
+ * Mean, p50 and p99 of per-call times (µs). On a shared machine a handful of calls are
+ * descheduled for milliseconds (both sides alike) and dominate the mean, so the mean without
+ * calls over 1 ms is given too, with how many there were.
+ */
+function spread(xs: number[]) {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const calm = xs.filter((x) => x <= 1_000)
+  return {
+    mean_us: r3(xs.reduce((a, b) => a + b, 0) / xs.length),
+    p50_us: r3(percentile(sorted, 0.5)),
+    p99_us: r3(percentile(sorted, 0.99)),
+    mean_us_without_stalls: r3(calm.reduce((a, b) => a + b, 0) / calm.length),
+    stalls_over_1ms: xs.length - calm.length,
+  }
+}
+
+/**
+ * The cost of one call while delivery runs: 10 callers log N records between them (each
+ * yielding to the event loop every 50 calls, as request handlers do), every call timed; the raw
+ * client's call is JSON.stringify + `request()` under the same load. Pairs in alternating order.
+ */
+async function callCost(url: string) {
+  const CALLERS = 10
+  const per = Math.floor(N / CALLERS)
+  const trackerSide = async () => {
+    const tracker = createTracker({ apiKey: 'bench-key', baseUrl: url })
+    const times: number[] = []
+    await Promise.all(
+      Array.from({ length: CALLERS }, async (_, c) => {
+        for (let i = 0; i < per; i++) {
+          const msg = message(c * per + i)
+          const t0 = process.hrtime.bigint()
+          tracker.universal.logIncoming(msg)
+          times.push(Number(process.hrtime.bigint() - t0) / 1000)
+          if (i % 50 === 49) await new Promise((r) => setImmediate(r))
+        }
+      }),
+    )
+    await tracker.close(120_000)
+    return times
+  }
+  const rawSide = async () => {
+    const pool = new Pool(url, { connections: RAW_CONCURRENCY, keepAliveTimeout: 30_000 })
+    const times: number[] = []
+    const pending: Promise<unknown>[] = []
+    await Promise.all(
+      Array.from({ length: CALLERS }, async (_, c) => {
+        for (let i = 0; i < per; i++) {
+          const msg = message(c * per + i)
+          const t0 = process.hrtime.bigint()
+          pending.push(rawPost(pool, msg))
+          times.push(Number(process.hrtime.bigint() - t0) / 1000)
+          if (i % 50 === 49) await new Promise((r) => setImmediate(r))
+        }
+      }),
+    )
+    await Promise.all(pending)
+    await pool.close()
+    return times
+  }
+  await trackerSide() // warm-up, not counted
+  await rawSide()
+  const pairs: Array<{ tracker: ReturnType<typeof spread>; raw: ReturnType<typeof spread> }> = []
+  for (let i = 0; i < Number(process.env.BENCH_COST_PAIRS ?? 3); i++) {
+    gc?.()
+    if (i % 2 === 0) {
+      const raw = spread(await rawSide())
+      gc?.()
+      pairs.push({ raw, tracker: spread(await trackerSide()) })
+    } else {
+      const tracker = spread(await trackerSide())
+      gc?.()
+      pairs.push({ tracker, raw: spread(await rawSide()) })
+    }
+  }
+  const ratio = (k: 'mean_us' | 'p50_us' | 'p99_us' | 'mean_us_without_stalls') =>
+    pairs.map((p) => r3(p.tracker[k] / p.raw[k]))
+  return {
+    records: per * CALLERS,
+    callers: CALLERS,
+    ratio_mean: median(ratio('mean_us')),
+    ratio_mean_without_stalls: median(ratio('mean_us_without_stalls')),
+    ratio_p50: median(ratio('p50_us')),
+    ratio_p99: median(ratio('p99_us')),
+    pairs,
   }
 }
 
@@ -234,6 +332,7 @@ try {
   lan = await startSinkProcess()
   if (want('memory')) results.memory_while_down = await memoryWhileDown()
   if (want('hot')) results.hot_path = await hotPath(lan.url)
+  if (want('cost')) results.call_cost = await callCost(lan.url)
   if (want('lan')) {
     // Pairs of back-to-back runs (order alternating), the ratio taken within each pair, median reported.
     const PAIRS = Number(process.env.BENCH_PAIRS ?? 5)

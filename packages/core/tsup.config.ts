@@ -1,3 +1,4 @@
 import { packageBuild } from '../../tsup.preset'
 
-export default packageBuild()
+// Two entries: the user's API, and `@convotrack/core/adapter` for framework adapters.
+export default packageBuild({ entry: ['src/index.ts', 'src/adapter.ts'] })

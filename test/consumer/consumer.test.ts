@@ -99,7 +99,7 @@ describe('installed from tarballs, outside the workspace', () => {
       join(dir, 'bot.cjs'),
       `
       const { createTracker, InvalidRecordError } = require('@convotrack/core')
-      const tracker = createTracker({ apiKey: 'cjs-key', baseUrl: process.env.SINK })
+      const tracker = createTracker({ apiKey: 'cjs-key', baseUrl: process.env.SINK, strict: true })
       tracker.sms.logIncoming({ text: 'hello from cjs', userId: '+15550001' })
       tracker.logEvent({ type: 'revenueEvent', name: 'order', userId: '+15550001', amount: 12.5 })
       let named = ''
@@ -117,8 +117,8 @@ describe('installed from tarballs, outside the workspace', () => {
     expect(mine.map((r) => `${r.platform}/${r.type}`)).toEqual(['sms/incoming', 'generic/event'])
   })
 
-  it('adapters, the redis store and the importer declare core as a peer: the app holds one copy of core, shared by all', () => {
-    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import']) {
+  it('adapters, the redis store, the importer and otel declare core as a peer: the app holds one copy of core, shared by all', () => {
+    for (const p of ['alexa', 'slack', 'messenger', 'kik', 'express', 'redis', 'import', 'otel']) {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@convotrack', p, 'package.json'), 'utf8'))
       expect(manifest.dependencies?.['@convotrack/core']).toBeUndefined()
       expect(manifest.peerDependencies?.['@convotrack/core']).toMatch(/^\^\d+\.\d+\.\d+$/)

@@ -231,6 +231,7 @@ describe('MessengerMiddleware under random activities (real botbuilder TestAdapt
       fc.asyncProperty(activities, async (activity) => {
         const runsBefore = { t: tracked.log.runs, c: control.log.runs }
         const repliesBefore = { t: tracked.log.replies, c: control.log.replies }
+        const turnErrorsBefore = control.log.turnErrors.length
         const a = await withDeadline(
           outcome(() => tracked.adapter.processActivity(activity as never)),
           5_000,
@@ -246,13 +247,22 @@ describe('MessengerMiddleware under random activities (real botbuilder TestAdapt
         const ranT = tracked.log.runs - runsBefore.t
         const ranC = control.log.runs - runsBefore.c
         if (ranT !== ranC) {
-          // Only a paused Messenger user may be held back from the bot.
+          // Only a paused Messenger user may be held back from the bot; the error that turn's bot
+          // threw without tracking never happened with it.
           expect(ranT).toBe(0)
           pausedSkips++
+          control.log.turnErrors.length = turnErrorsBefore
         } else expect(tracked.log.replies - repliesBefore.t).toBe(control.log.replies - repliesBefore.c)
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      // Found by this property: a paused user's message whose text the bot cannot turn into a
+      // string (the untracked bot's turn throws; the tracked one is held back, so no error).
+      {
+        numRuns: RUNS,
+        examples: [
+          [{ ...facebookActivity, from: { id: 'PAUSED' }, channelData: item('PAUSED'), text: Object.create(null) }],
+        ],
+      },
     )
     expect(tracked.log.turnErrors).toEqual(control.log.turnErrors)
     expect(pausedSkips).toBeGreaterThan(0)

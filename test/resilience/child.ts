@@ -302,7 +302,7 @@ async function dropRun(): Promise<DropResult> {
   mark('drop run: load')
   // Every reply seen, but an adapter may hand a turn's records over just after (Slack: once the
   // listener's promise settles). Wait for both records of every message; no flush: the service is down.
-  const settleBy = Date.now() + 10_000
+  const settleBy = Date.now() + 60_000 // a hang detector: the loop ends as soon as they are in
   while (smallLogged() < 2 * result.replied && Date.now() < settleBy) await new Promise((r) => setTimeout(r, 5))
   mark('drop run: settled')
   await small.flush(0) // reports the drop summary held back (the service is down: nothing delivers)

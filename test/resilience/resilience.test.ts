@@ -16,7 +16,10 @@ const short: SuiteOptions = {
   warmupMessages: 60,
   drop: { maxQueueSize: 200, messages: 150 },
   flushTimeoutMs: 30_000,
-  childTimeoutMs: 55_000,
+  // Hang detectors (the suite runs beside the others on a 2-core machine, maybe under load):
+  // a late reply is slow, not lost; the child is killed only when it hangs.
+  replyTimeoutMs: 30_000,
+  childTimeoutMs: 110_000,
 }
 
 describe('resilience harness (universal Express bot)', () => {
@@ -43,7 +46,7 @@ describe('resilience harness (universal Express bot)', () => {
     expect(c.drop).toMatchObject({ logged: 300, pending: 200, queueFull: 100, droppedEvents: 100, onErrorDropped: 100 })
     expect(c.drop.exact).toBe(true)
     expect(goalsMissed(r)).toEqual([])
-  }, 60_000)
+  })
 
   it('reports records the service swallowed as not delivered', async () => {
     const r = await runAdapter('universal', {
@@ -56,7 +59,7 @@ describe('resilience harness (universal Express bot)', () => {
     expect(r.logged).toBe(600)
     expect(r.delivered).toBeLessThan(r.logged)
     expect(goalsMissed(r).join(' ')).toMatch(/delivered \d+\/600/)
-  }, 60_000)
+  })
 
   it('sees an unhandled rejection as a crash under Node’s default handling', async () => {
     const r = await runAdapter('universal', { ...short, durationMs: 1_000, injectUnhandledRejectionAtMs: 200 })
@@ -65,5 +68,5 @@ describe('resilience harness (universal Express bot)', () => {
     expect(r.unhandledRejections).toBe(1)
     expect(r.stderrTail).toContain('injected by the suite')
     expect(goalsMissed(r)[0]).toMatch(/crashed/)
-  }, 60_000)
+  })
 })

@@ -37,12 +37,16 @@ export interface Sink {
   records: ReceivedRecord[]
   /** Every request that arrived, answered or not. */
   requests: number
+  /** Requests that arrived and are not answered yet (held by `latencyMs`). */
+  readonly pending: number
+  /** Client connections open now. */
+  readonly connections: number
   faults: Faults
   /** Stop listening (connections refused) — `up()` listens again on the same port. */
   down(): Promise<void>
   up(): Promise<void>
   close(): Promise<void>
-  /** Resolves once `n` records were accepted. */
+  /** Resolves once `n` records were accepted (rejects after `timeoutMs`, default 60 s: a hang detector). */
   waitFor(n: number, timeoutMs?: number): Promise<ReceivedRecord[]>
   clear(): void
 }
@@ -51,14 +55,16 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
   const records: ReceivedRecord[] = []
   const waiters: Array<{ n: number; resolve: () => void }> = []
   const sockets = new Set<import('node:net').Socket>()
-  const state = { requests: 0 }
+  const state = { requests: 0, pending: 0 }
   const handler: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       state.requests++
+      state.pending++
       const f = sink.faults
       const answer = () => {
+        state.pending--
         if (f.reset && random() < f.reset) return req.socket.destroy()
         if (f.status) {
           const extra = f.status === 429 ? { 'retry-after': String(f.retryAfterSec ?? 1) } : {}
@@ -115,6 +121,12 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
     get requests() {
       return state.requests
     },
+    get pending() {
+      return state.pending
+    },
+    get connections() {
+      return sockets.size
+    },
     faults,
     async down() {
       for (const s of sockets) s.destroy()
@@ -129,7 +141,7 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
       for (const s of sockets) s.destroy()
       await new Promise<void>((r) => server.close(() => r()))
     },
-    waitFor(n, timeoutMs = 10_000) {
+    waitFor(n, timeoutMs = 60_000) {
       if (records.length >= n) return Promise.resolve(records)
       return new Promise((resolve, reject) => {
         const timer = setTimeout(

@@ -11,7 +11,7 @@ import {
   validateIntent,
 } from '@convotrack/core'
 import { watchBuiltResponses } from './built-responses'
-import { DEFAULT_FLUSH_TIMEOUT_MS, type FlushPolicy, flushBudget, flushWithin } from './lambda-flush'
+import { DEFAULT_FLUSH_TIMEOUT_MS, type FlushPolicy, flushBeforeAnswer } from './lambda-flush'
 import { invokeLambdaFunction } from './lambda-invoke'
 import { checkLogGroupName, formatLogLine, type LogIntegrationOptions } from './log-line'
 import { newRequestState, type RequestState, RequestStates } from './request-state'
@@ -172,7 +172,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
 
   /** In Lambda, waits for delivery, unless `handler(fn)` runs the request and will do it once. */
   const flushFor = (state: RequestState | undefined): Promise<void> =>
-    state?.wrapped ? Promise.resolve() : flushWithin(tracker, flushBudget(policy, timeoutMs, state?.context))
+    state?.wrapped ? Promise.resolve() : flushBeforeAnswer(tracker, policy, timeoutMs, state?.context)
 
   /**
    * Holds the request's incoming record with the tracker, watches the answers the skill builds,
@@ -207,7 +207,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     state.deadline = setTimeout(() => {
       state.deadline = undefined
       trackRequest(state, undefined)
-      void flushWithin(tracker, flushBudget(policy, timeoutMs, state.context))
+      void flushBeforeAnswer(tracker, policy, timeoutMs, state.context)
     }, delay)
     // In Lambda it must fire while the invocation runs; elsewhere it never keeps a process up.
     if (remaining === undefined) state.deadline.unref()
@@ -329,7 +329,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
           } catch (error) {
             tracker.reportError(error)
           }
-          await flushWithin(tracker, flushBudget(policy, timeoutMs, context))
+          await flushBeforeAnswer(tracker, policy, timeoutMs, context)
           if (failed) throw failure
           return result as R
         })

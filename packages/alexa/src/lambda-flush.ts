@@ -1,29 +1,22 @@
-import { inLambda, lambdaFlushBudget, type Tracker } from '@convotrack/core'
+import type { Tracker } from '@convotrack/core'
+import { flushForLambda, type LambdaFlushWhen } from '@convotrack/core/adapter'
 
-/** Default of `flushTimeoutMs`: the most a Lambda answer waits for delivery. */
+/** Default of `flushTimeoutMs`: the most a Lambda answer waits for delivery (a voice answer must be quick). */
 export const DEFAULT_FLUSH_TIMEOUT_MS = 800
 
-/** When to wait for delivery before the skill's answer is returned. */
-export type FlushPolicy = 'lambda' | boolean
+/** When to wait for delivery before the skill's answer is returned (core's `LambdaFlushWhen`). */
+export type FlushPolicy = LambdaFlushWhen
 
 /**
- * How long to wait for delivery before answering, or undefined for "don't wait". In Lambda
- * the runtime freezes as soon as the answer is returned, so queued records would sit frozen
- * (and be lost with the container); elsewhere delivery carries on in the background. The
- * budget is core's `lambdaFlushBudget` (kept inside the invocation's remaining time).
+ * Waits for delivery before the answer is returned, with core's one Lambda flush helper: in
+ * Lambda (`'lambda'`) the runtime freezes as soon as the answer is returned, so queued records
+ * would sit frozen; elsewhere delivery carries on in the background. Never rejects.
  */
-export function flushBudget(policy: FlushPolicy, timeoutMs: number, context: unknown): number | undefined {
-  if (policy === false) return undefined
-  if (policy === 'lambda' && !inLambda(context)) return undefined
-  return lambdaFlushBudget(timeoutMs, context)
-}
-
-/** Waits for delivery within the budget. Never rejects, never throws. */
-export async function flushWithin(tracker: Tracker, budgetMs: number | undefined): Promise<void> {
-  if (budgetMs === undefined) return
-  try {
-    await tracker.flush(budgetMs)
-  } catch (error) {
-    tracker.reportError(error)
-  }
+export async function flushBeforeAnswer(
+  tracker: Tracker,
+  policy: FlushPolicy,
+  flushTimeoutMs: number,
+  context: unknown,
+): Promise<void> {
+  await flushForLambda(tracker, context, { flush: policy, flushTimeoutMs })
 }

@@ -1,6 +1,7 @@
 import { promisify } from 'node:util'
 import { gunzip } from 'node:zlib'
-import { ConvotrackError, lambdaFlushBudget, type Tracker } from '@convotrack/core'
+import { ConvotrackError, type Tracker } from '@convotrack/core'
+import { flushForLambda } from '@convotrack/core/adapter'
 import { parseLogLine } from './log-line'
 import type { CloudWatchLogsData, CloudWatchLogsEvent, LambdaContextLike } from './types'
 
@@ -8,7 +9,7 @@ const gunzipAsync = promisify(gunzip)
 
 /** Options of {@link createLogForwarder}. */
 export interface LogForwarderOptions {
-  /** Most ms to wait for delivery before the forwarder returns. Default 10 000, capped to the Lambda's remaining time (core's `lambdaFlushBudget`). */
+  /** Most ms to wait for delivery before the forwarder returns. Default 10 000, capped to the Lambda's remaining time (core's `flushForLambda`, the same option name in every adapter). */
   flushTimeoutMs?: number
 }
 
@@ -58,7 +59,7 @@ export function createLogForwarder(
       if (tracker.trackSerialized(serialized)) result.forwarded++
     }
     if (result.forwarded > 0) {
-      result.delivered = (await tracker.flush(lambdaFlushBudget(flushTimeoutMs, context))).delivered
+      result.delivered = (await flushForLambda(tracker, context, { flush: true, flushTimeoutMs }))?.delivered === true
     }
     return result
   }

@@ -1,8 +1,8 @@
-import { type AlexaTracking, alexaTracking } from '@convotrack/alexa'
-import { type ConvotrackError, createTracker, type Tracker } from '@convotrack/core'
+import { type AlexaTracking, alexaTracking, DEFAULT_FLUSH_TIMEOUT_MS } from '@convotrack/alexa'
+import { type ConvotrackError, createTracker, LAMBDA_SAFETY_MARGIN_MS, type Tracker } from '@convotrack/core'
 import { type Skill as CustomSkill, SkillBuilders } from 'ask-sdk-core'
 import type { RequestEnvelope, ResponseEnvelope } from 'ask-sdk-model'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 import {
   audioPlayerRequest,
@@ -33,6 +33,7 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
+  vi.restoreAllMocks()
   await tracker.close(200)
   await sink.close()
 })
@@ -276,10 +277,12 @@ describe('the two interceptors alone (the issue’s snippet)', () => {
       .addResponseInterceptors(voice.responseInterceptor)
       .create()
     const envelope = launchRequest()
-    const remaining = Date.now() + 2_000
+    // 2 s left (standing still: see lambdaContext): the skill's deadline is 2 000 − 500 (safety
+    // margin) − 800 (flush budget) = 700 ms from now, whatever the machine's speed.
+    const timers = vi.spyOn(globalThis, 'setTimeout')
     void skill.invoke(envelope, lambdaContext(2_000))
     await new Promise<void>((resolve) => tracker.once('sent', () => resolve()))
-    expect(Date.now()).toBeLessThan(remaining) // sent before the invocation's own deadline
+    expect(timers.mock.calls.map(([, ms]) => ms)).toContain(2_000 - LAMBDA_SAFETY_MARGIN_MS - DEFAULT_FLUSH_TIMEOUT_MS)
     expect(sink.records.map((r) => r.type)).toEqual(['incoming'])
   })
 })

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import type { Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { hostname, networkInterfaces } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -11,9 +11,16 @@ import { accessControl, validateAuth } from './access/auth'
 import { type BotInfo, BotRegistry, DEMO_BOT } from './access/bot-registry'
 import { RequestError } from './errors'
 import { dashboardApi } from './http/dashboard-api'
+import { handoffApi } from './http/handoff-api'
+import { checkLlmOptions } from './http/llm-details'
 import { MESSENGER_WEBHOOK_PATH, messengerWebhook } from './http/messenger-webhook'
+import { DEFAULT_OTLP_MAX_BYTES, otlpTracesRoute } from './http/otlp-traces-route'
 import { BATCH_HEADER, batchAdvertisement, DEFAULT_BATCH_LIMITS, trackBatchRoute } from './http/track-batch-route'
 import { trackRoute } from './http/track-route'
+import { HandoffAlerts, validateAlerts } from './live/alerts'
+import { AutoResume } from './live/auto-resume'
+import { HandoffQueue } from './live/handoff-queue'
+import { validateHandoffOptions } from './live/handoff-rules'
 import { LiveFeed } from './live/live-feed'
 import { Takeover } from './live/takeover'
 import { operationsRoutes } from './ops/health'
@@ -21,6 +28,7 @@ import { lifecycleApi, startRetention } from './ops/lifecycle'
 import { createLogger, requestLogger } from './ops/logging'
 import { CollectorMetrics, instrumentStore } from './ops/metrics'
 import type { BotConfig, CollectorOptions, MessengerPageConfig } from './options'
+import type { ResumedConversation } from './store/handoff-records'
 import { openStore } from './store/open-store'
 import type { RecordStore } from './store/store'
 import { StoreUnavailableError } from './store/store-unavailable'
@@ -48,6 +56,11 @@ export interface Collector {
   sweepRetention(): Promise<number>
   /** The Prometheus registry behind `GET /metrics`. */
   readonly metrics: CollectorMetrics
+  /**
+   * Runs the auto-resume check now (it also runs every `handoffCheckMs`) as of `now` (epoch ms,
+   * default the clock's): resolves to the conversations this call resumed.
+   */
+  resumeIdle(now?: number): Promise<ResumedConversation[]>
   /** Stops listening, ends live streams and closes the store it opened. */
   close(): Promise<void>
 }
@@ -129,14 +142,50 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     maxRecords: positiveInt(options.maxBatchRecords, 'maxBatchRecords') ?? DEFAULT_BATCH_LIMITS.maxRecords,
     maxBytes: positiveInt(options.maxBatchBytes, 'maxBatchBytes') ?? DEFAULT_BATCH_LIMITS.maxBytes,
   }
+  const handoffOptions = validateHandoffOptions(options.handoff, 'handoff')
+  for (const [i, b] of (options.bots ?? []).entries()) validateHandoffOptions(b?.handoff, `bots[${i}].handoff`)
+  const alertTargets = validateAlerts(options.alerts)
+  const handoffCheckMs = options.handoffCheckMs ?? 5_000
+  if (!(typeof handoffCheckMs === 'number' && handoffCheckMs > 0))
+    throw new TypeError('handoffCheckMs must be a positive number')
+  if (options.publicUrl !== undefined && !/^https?:\/\//.test(options.publicUrl))
+    throw new TypeError('publicUrl must be an http(s) URL')
+  checkLlmOptions(options)
+  const otlpMaxBytes = positiveInt(options.maxOtlpBytes, 'maxOtlpBytes') ?? DEFAULT_OTLP_MAX_BYTES
   const bots = new BotRegistry(options.bots ?? [])
   if (options.demoBot !== false && !bots.has(DEMO_BOT.name) && !bots.hasKey(DEMO_BOT.apiKey)) bots.add(DEMO_BOT)
   const ownStore = !options.store
   const feed = new LiveFeed()
   const metrics = new CollectorMetrics(() => feed.size)
   const store: RecordStore = instrumentStore(options.store ?? (await openStore(options.db, options.postgres)), metrics)
-  const takeover = new Takeover({ bots, store, feed, retry: options.webhookRetry })
   let url = ''
+  let queue: HandoffQueue | undefined
+  const takeover = new Takeover({
+    bots,
+    store,
+    feed,
+    retry: options.webhookRetry,
+    onPause: (state) => queue?.onPause(state),
+  })
+  const alerts = new HandoffAlerts({
+    alerts: alertTargets,
+    retry: options.alertRetry,
+    metrics,
+    log,
+    baseUrl: () => options.publicUrl ?? url,
+  })
+  queue = new HandoffQueue({ bots, store, feed, takeover, options: handoffOptions, alerts, metrics, log })
+  const handoffs = queue
+  const autoResume = new AutoResume({
+    store,
+    feed,
+    takeover,
+    bots,
+    config: (bot) => handoffs.config(bot),
+    metrics,
+    log,
+  })
+  const onStored = (messages: Parameters<HandoffQueue['observe']>[0]) => handoffs.observe(messages)
 
   const pages = new Map<string, MessengerPageConfig>()
   const botForPage = (page: MessengerPageConfig) => page.bot ?? `messenger-${page.pageId}`
@@ -180,11 +229,13 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   app.use(metrics.middleware())
   app.use(access.gate)
   app.use(operationsRoutes({ store, metrics }))
-  app.use(trackBatchRoute({ bots, store, feed, maxBodyBytes, limits }))
-  app.use(trackRoute({ bots, store, feed, maxBodyBytes, advertise: batchAdvertisement(limits) }))
-  app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed }))
+  app.use(trackBatchRoute({ bots, store, feed, onStored, maxBodyBytes, limits }))
+  app.use(trackRoute({ bots, store, feed, onStored, maxBodyBytes, advertise: batchAdvertisement(limits) }))
+  app.use(otlpTracesRoute({ bots, store, feed, metrics, maxBytes: otlpMaxBytes, maxBodyBytes, onStored }))
+  app.use(messengerWebhook({ pages: () => [...pages.values()], botFor: botForPage, store, feed, onStored }))
   app.use(access.routes)
   app.use('/api', lifecycleApi({ store, feed, bots }))
+  app.use('/api', handoffApi({ queue: handoffs }))
   app.use(
     '/api',
     dashboardApi({
@@ -192,6 +243,9 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
       store,
       feed,
       takeover,
+      handoffs,
+      traceUrl: options.traceUrl,
+      llmPrices: options.llmPrices,
       messenger: {
         list: () => [...pages.values()].map((p) => ({ pageId: p.pageId, bot: botForPage(p) })),
         connect: async (page) => {
@@ -211,9 +265,25 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   })
   app.use(errorHandler(log))
 
+  const requestTimeoutMs = positiveInt(options.requestTimeoutMs, 'requestTimeoutMs') ?? 30_000
+  const headersTimeoutMs = Math.min(
+    positiveInt(options.headersTimeoutMs, 'headersTimeoutMs') ?? 10_000,
+    requestTimeoutMs,
+  )
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port ?? DEFAULT_PORT, host, (err?: Error) => (err ? reject(err) : resolve(s)))
+    // A client that announces a body and never sends it (or dribbles its headers) is answered
+    // 408 and disconnected after these, not after Node's 300 s; the check runs often enough
+    // for the bounds to hold.
+    const s = createServer(
+      {
+        requestTimeout: requestTimeoutMs,
+        headersTimeout: headersTimeoutMs,
+        connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+      },
+      app,
+    )
     s.once('error', reject)
+    s.listen(options.port ?? DEFAULT_PORT, host, () => resolve(s))
   }).catch(async (e) => {
     unsubscribe?.()
     feed.close()
@@ -232,6 +302,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     intervalMs: options.retentionSweepMs ?? 3_600_000,
     log,
   })
+  autoResume.start(handoffCheckMs)
   let closing: Promise<void> | undefined
 
   return {
@@ -241,21 +312,25 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
     store,
     bots: () => bots.list(),
     addBot: (bot) => {
+      validateHandoffOptions(bot?.handoff, `bot "${bot?.name}".handoff`)
       bots.add(bot)
     },
     connectMessengerPage: (page) => connect(page, true),
     routes: () => listRoutes(app),
     sweepRetention: () => retention.sweep(),
     metrics,
+    resumeIdle: (now) => autoResume.check(now),
     close: () => {
       closing ??= (async () => {
         await retention.stop()
+        await autoResume.stop()
         unsubscribe?.()
         feed.close()
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeAllConnections()
         })
+        await handoffs.settled()
         if (ownStore) await store.close()
       })()
       return closing
@@ -270,6 +345,23 @@ function positiveInt(value: number | undefined, name: string): number | undefine
   return value
 }
 
+/** The 413 of a body over its route's limit, naming that limit (the dashboard API's is not `maxBodyBytes`). */
+function tooLarge(path: string, limit: unknown): RequestError {
+  const p = path.toLowerCase()
+  const which = p.startsWith('/api/')
+    ? 'the dashboard API takes at most 64 kB'
+    : p.startsWith(MESSENGER_WEBHOOK_PATH)
+      ? 'the Messenger webhook takes at most 1 MiB'
+      : 'maxBodyBytes'
+  const bytes = typeof limit === 'number' ? ` (${limit} bytes)` : ''
+  return new RequestError(
+    413,
+    'payload_too_large',
+    `the body is larger than the collector accepts: ${which}${bytes}`,
+    '',
+  )
+}
+
 /** Every failure answers JSON `{ error: { code, message, path } }`; the code is kept in `res.locals.errorCode` for logs and metrics. */
 const errorHandler =
   (log: Logger) =>
@@ -281,8 +373,7 @@ const errorHandler =
       // The database is away (restarting, unreachable): nothing was acknowledged, the client retries.
       res.setHeader('retry-after', String(err.retryAfterSeconds))
       e = new RequestError(503, 'store_unavailable', 'the collector cannot reach its database; retry later', '')
-    } else if (bodyErr?.type === 'entity.too.large')
-      e = new RequestError(413, 'payload_too_large', 'the body is larger than the collector accepts (maxBodyBytes)', '')
+    } else if (bodyErr?.type === 'entity.too.large') e = tooLarge(req.path, (err as { limit?: unknown }).limit)
     else if (bodyErr?.type === 'entity.parse.failed')
       e = new RequestError(400, 'invalid_json', 'the body is not valid JSON', '')
     else if (bodyErr?.type === 'encoding.unsupported' || bodyErr?.type === 'charset.unsupported')

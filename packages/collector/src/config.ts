@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { validateAlerts } from './live/alerts'
+import { validateHandoffOptions } from './live/handoff-rules'
 import type { AuthOptions, AuthToken, AuthUser, BotConfig, CollectorOptions, MessengerPageConfig } from './options'
 
 /** What `--help` prints. */
@@ -14,7 +16,11 @@ Usage: convotrack-collector [options]
   --db <file|:memory:|url>   SQLite file, or postgres://user:pass@host:5432/db for PostgreSQL
                              (default $DATABASE_URL when set, else ./convotrack.db)
   --config <bots.json>       { "bots": [...], "messengerPages": [...], "auth": {...}, "retainDays": n, "allowedHosts": [...],
-                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n } }
+                             "postgres": { "queryTimeoutMs": n, "connectionTimeoutMs": n, "maxConnections": n },
+                             "handoff": { "intents", "keywords", "notHandledStreak", "autoResumeMinutes" },
+                             "alerts": [{ "url", "events": ["handoff.waiting"], "secret"? }], "publicUrl": "https://…",
+                             "traceUrl": "http://…/trace/{traceId}", "llmPrices": { "<model>": { "input": n, "output": n } },
+                             "maxOtlpBytes": n }
   --bot <k=v,...>            register a bot: name=…,apiKey=…[,pauseWebhookUrl=…,webhookSecret=…,operatorMessageUrl=…]
   --messenger-page <k=v,...> connect a Messenger page: pageId=…,appSecret=…,verifyToken=…[,bot=…]
   --no-demo-bot              don't register the demo bot (apiKey demo-key)
@@ -51,6 +57,7 @@ function botFrom(o: Obj, where: string, env: NodeJS.ProcessEnv): BotConfig {
   if (typeof secret === 'string') bot.webhookSecret = secret
   const days = o.retainDays === undefined ? undefined : Number(o.retainDays)
   if (days !== undefined) bot.retainDays = positive(days, `${where}.retainDays`)
+  if (o.handoff !== undefined) bot.handoff = validateHandoffOptions(o.handoff, `${where}.handoff`)
   return bot
 }
 
@@ -150,6 +157,31 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   }
   const days = positive(root.retainDays, `${path}: "retainDays"`)
   if (days !== undefined) options.retainDays = days
+  if (root.handoff !== undefined) options.handoff = validateHandoffOptions(root.handoff, `${path}: "handoff"`)
+  if (root.alerts !== undefined) {
+    if (!Array.isArray(root.alerts)) throw new Error(`${path}: "alerts" must be an array`)
+    // A Slack webhook URL is a secret too: `env:NAME` works for `url` and `secret`.
+    const alerts = root.alerts.map((a, i) => {
+      const o = (a ?? {}) as Obj
+      const where = `${path} alerts[${i}]`
+      return {
+        ...o,
+        url: secretValue(o.url, `${where}.url`, env),
+        secret: secretValue(o.secret, `${where}.secret`, env),
+      }
+    })
+    try {
+      options.alerts = validateAlerts(alerts)
+    } catch (e) {
+      throw new Error(`${path}: ${(e as Error).message}`)
+    }
+  }
+  if (typeof root.publicUrl === 'string') options.publicUrl = root.publicUrl
+  // OpenTelemetry: checked with the other options when the collector starts (checkLlmOptions).
+  if (root.traceUrl !== undefined) options.traceUrl = root.traceUrl as string
+  if (root.llmPrices !== undefined) options.llmPrices = root.llmPrices as CollectorOptions['llmPrices']
+  const otlp = positive(root.maxOtlpBytes, `${path}: "maxOtlpBytes"`)
+  if (otlp !== undefined) options.maxOtlpBytes = otlp
   return options
 }
 

@@ -20,6 +20,7 @@ export type CollectorErrorCode =
   | 'not_found'
   | 'no_webhook'
   | 'webhook_failed'
+  | 'already_claimed'
   | 'invalid_request'
   | 'unauthorized'
   | 'invalid_credentials'
@@ -28,6 +29,8 @@ export type CollectorErrorCode =
   | 'invalid_host'
   | 'too_many_attempts'
   | 'not_ready'
+  | 'idempotency_key_reused'
+  | 'conflict'
   | 'internal_error'
   | 'store_unavailable'
 

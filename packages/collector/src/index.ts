@@ -34,20 +34,36 @@ export {
   type TrackQuery,
   validateRecord,
 } from './ingest/validate-record'
+export type { HandoffAlert } from './live/alerts'
+export { DEFAULT_HANDOFF, type HandoffConfig } from './live/handoff-rules'
 export { postWebhook, type WebhookResult } from './live/webhook-client'
 export { type LogOption, REDACT_PATHS } from './ops/logging'
 export { CollectorMetrics } from './ops/metrics'
 export type {
+  AlertOptions,
   AuthOptions,
   AuthToken,
   AuthUser,
   BotConfig,
   CollectorOptions,
+  HandoffOptions,
   MessengerPageConfig,
   Role,
   WebhookRetryOptions,
 } from './options'
 export { dayStart, parseInstant, type ReportRange, rangeOf } from './reports/range'
+export type {
+  HandoffChange,
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffReason,
+  HandoffRow,
+  HandoffState,
+  HandoffStore,
+  IdleQuery,
+  ResumedConversation,
+} from './store/handoff-records'
 export { openStore } from './store/open-store'
 export { isPostgresUrl, PgRecordStore, type PgStoreOptions } from './store/postgres/pg-store'
 export { SqliteRecordStore } from './store/sqlite/sqlite-store'
@@ -69,5 +85,6 @@ export type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
+  UsageLine,
 } from './store/store'
 export { StoreUnavailableError } from './store/store-unavailable'

@@ -19,6 +19,45 @@ export interface BotConfig {
   operatorMessageUrl?: string
   /** Keep this bot's records this many days (overrides the collector's `retainDays`). */
   retainDays?: number
+  /** This bot's handoff rules: each field given overrides the collector's `handoff` for this bot. */
+  handoff?: HandoffOptions
+}
+
+/**
+ * When a conversation needs a person (the handoff queue) and when a paused bot takes over again.
+ * Every field is optional; the defaults are shown.
+ *
+ * @example { intents: ['human', 'agent'], keywords: ['human', 'agent', 'real person', 'talk to someone'], notHandledStreak: 2, autoResumeMinutes: 30 }
+ */
+export interface HandoffOptions {
+  /** An incoming message with one of these intents asks for a person. Default `['human', 'agent']`. */
+  intents?: string[]
+  /**
+   * An incoming message containing one of these (whole words, any case) asks for a person.
+   * Default `['human', 'agent', 'real person', 'talk to someone']`.
+   */
+  keywords?: string[]
+  /** This many NotHandled incoming messages in a row put the conversation in the queue; `0` never. Default 2. */
+  notHandledStreak?: number
+  /**
+   * A paused conversation with no user or operator message for this many minutes (fractions
+   * allowed) is resumed: the bot answers again. `0` never. Default 30.
+   */
+  autoResumeMinutes?: number
+}
+
+/**
+ * Where the collector POSTs an alert when a conversation enters the handoff queue.
+ *
+ * @example { url: 'https://hooks.slack.com/services/T…/B…/…', events: ['handoff.waiting'] }
+ */
+export interface AlertOptions {
+  /** An http(s) URL (a Slack incoming webhook works as is). */
+  url: string
+  /** Which events go there. Only `handoff.waiting` exists. */
+  events: Array<'handoff.waiting'>
+  /** `whsec_…`: alerts are signed like the pause webhook (Standard Webhooks). Unsigned when omitted. */
+  secret?: string
 }
 
 export type { MessengerPageConfig } from './store/store'
@@ -96,10 +135,56 @@ export interface CollectorOptions {
    * @example startCollector({ maxBatchBytes: 8 * 1024 * 1024 })
    */
   maxBatchBytes?: number
+  /**
+   * Longest a client may take to send a whole request (headers and body), in ms; after it the
+   * request is answered 408 and its connection closed. Default 30 000 (Node's own is 300 000:
+   * a client announcing a body it never sends held a connection for five minutes).
+   *
+   * @example startCollector({ requestTimeoutMs: 60_000 }) // slow links, big batches
+   */
+  requestTimeoutMs?: number
+  /** Longest a client may take to send a request's headers, in ms (at most `requestTimeoutMs`). Default 10 000. */
+  headersTimeoutMs?: number
+  /**
+   * Largest `POST /v1/traces` (OTLP) body in bytes, on the wire and once decompressed; larger →
+   * 413. Default 8 MiB.
+   */
+  maxOtlpBytes?: number
+  /**
+   * Link from a transcript message to its trace in your tracing UI: a URL with `{traceId}` (and
+   * optionally `{spanId}`), filled from the record's `platformJson.traceId` (set by
+   * `@convotrack/otel`, and by `POST /v1/traces`). Default: no link.
+   *
+   * @example startCollector({ traceUrl: 'http://localhost:16686/trace/{traceId}' }) // Jaeger
+   */
+  traceUrl?: string
+  /**
+   * Prices of LLM models, to show the cost of LLM conversations next to their tokens: per model
+   * id (as the spans name it, e.g. `gpt-4o-mini`), US dollars per million input and output tokens.
+   *
+   * @example startCollector({ llmPrices: { 'gpt-4o-mini': { input: 0.15, output: 0.6 } } })
+   */
+  llmPrices?: Record<string, LlmPrice>
   /** Webhook retry policy. */
   webhookRetry?: WebhookRetryOptions
+  /** Handoff rules of every bot (a bot's own `handoff` overrides them field by field). See {@link HandoffOptions}. */
+  handoff?: HandoffOptions
+  /** How often the auto-resume check runs, ms. Default 5 000. */
+  handoffCheckMs?: number
+  /** Alerts when a conversation enters the handoff queue. */
+  alerts?: AlertOptions[]
+  /** Retry policy of alerts. Default 5 attempts, 500 ms backoff step, 5 s per attempt. */
+  alertRetry?: WebhookRetryOptions
+  /** The dashboard's address as people reach it (alerts link to conversations with it). Default the collector's own `url`. */
+  publicUrl?: string
   /** Folder of the dashboard's static files. Default the package's `public/`. */
   publicDir?: string
+}
+
+/** A model's price in US dollars per million tokens. */
+export interface LlmPrice {
+  input: number
+  output: number
 }
 
 /** What a user or token may do: `viewer` reads, `operator` also pauses and sends operator messages, `admin` also manages bots, pages, erasure and export. */

@@ -140,8 +140,9 @@ async function auditReadersSeeTheirBots() {
       target: 'u1',
       detail: { text: 'A human here' },
     },
+    // An operator message on a conversation that is not paused pauses it first (the handoff desk).
+    { actor: 'operator-shop', action: 'pause', bot: 'shop', target: 'u1', detail: { auto: true } },
     { actor: 'operator-shop', action: 'resume', bot: 'shop', target: 'u1' },
-    { actor: 'operator-shop', action: 'pause', bot: 'shop', target: 'u1' },
   ])
   expect(mine.every((e) => e.bot === 'shop')).toBe(true)
   const all = (await (
@@ -172,6 +173,7 @@ type Case = {
   req: (bot: 'shop' | 'other') => { path: string; method?: string; body?: unknown }
   ok: number
 }
+let handoffThreads = 0
 const CASES: Case[] = [
   { route: 'GET /api/messages', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/messages?bot=${b}` }) },
   { route: 'GET /api/conversations', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/conversations?bot=${b}` }) },
@@ -182,7 +184,7 @@ const CASES: Case[] = [
     req: (b) => ({ path: `/api/transcript?bot=${b}&thread=${b === 'shop' ? 'u1' : 'u2'}` }),
   },
   { route: 'GET /api/records/:id', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/records/${ids[b]}` }) },
-  ...['not-handled', 'intents', 'events', 'segments', 'timeline'].map(
+  ...['not-handled', 'intents', 'events', 'segments', 'timeline', 'usage'].map(
     (r): Case => ({
       route: `GET /api/reports/${r}`,
       needs: 'viewer',
@@ -191,6 +193,7 @@ const CASES: Case[] = [
     }),
   ),
   { route: 'GET /api/audit', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/audit?bot=${b}` }) },
+  { route: 'GET /api/stats', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/stats?bot=${b}` }) },
   {
     route: 'POST /api/pause',
     needs: 'operator',
@@ -220,6 +223,36 @@ const CASES: Case[] = [
     req: (b) => ({ path: `/api/users/nobody?bot=${b}`, method: 'DELETE' }),
   },
   { route: 'GET /api/export', needs: 'admin', ok: 200, req: (b) => ({ path: `/api/export?bot=${b}&user=u1` }) },
+  { route: 'GET /api/handoffs', needs: 'viewer', ok: 200, req: (b) => ({ path: `/api/handoffs?bot=${b}` }) },
+  {
+    route: 'POST /api/handoffs/claim',
+    needs: 'operator',
+    ok: 200,
+    // A conversation of its own per call: a second claimer would get 409.
+    req: (b) => ({
+      path: '/api/handoffs/claim',
+      method: 'POST',
+      body: { bot: b, thread: `claim-${++handoffThreads}` },
+    }),
+  },
+  {
+    route: 'POST /api/handoffs/release',
+    needs: 'operator',
+    ok: 200,
+    req: (b) => ({ path: '/api/handoffs/release', method: 'POST', body: { bot: b, thread: 'nobody-holds-it' } }),
+  },
+  {
+    route: 'GET /api/notes',
+    needs: 'viewer',
+    ok: 200,
+    req: (b) => ({ path: `/api/notes?bot=${b}&thread=${b === 'shop' ? 'u1' : 'u2'}` }),
+  },
+  {
+    route: 'POST /api/notes',
+    needs: 'operator',
+    ok: 201,
+    req: (b) => ({ path: '/api/notes', method: 'POST', body: { bot: b, thread: 'u9', text: 'a note' } }),
+  },
 ]
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 }
 

@@ -48,6 +48,18 @@ describe('parseCommandLine', () => {
     })
   })
 
+  it('reads the OpenTelemetry options of the config file (traceUrl, llmPrices, maxOtlpBytes)', () => {
+    const config = join(dir, 'otel.json')
+    const otel = {
+      traceUrl: 'http://localhost:16686/trace/{traceId}',
+      llmPrices: { 'gpt-4o-mini': { input: 0.15, output: 0.6 } },
+      maxOtlpBytes: 1_000_000,
+    }
+    writeFileSync(config, JSON.stringify(otel))
+    const cmd = parseCommandLine(['--config', config], {})
+    expect('options' in cmd && cmd.options).toMatchObject(otel)
+  })
+
   it.each([
     [['--port', 'abc'], /--port/],
     [['--bot', 'name=x'], /apiKey/],

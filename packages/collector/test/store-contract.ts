@@ -463,6 +463,62 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.timeline({ bot: 'other', bucketMs: 60_000, since: T0 + 200_000 })).toEqual([])
     })
 
+    it('usage: LLM tokens of the answers per UTC day and model, from platformJson; since a time, per bot', async () => {
+      const { store } = await fresh()
+      const DAY = 86_400_000
+      const llm = (thread: string, model: string | undefined, i: number, o: number, at: number) =>
+        out(
+          'llm',
+          {
+            text: 'answer',
+            userId: thread,
+            conversationId: thread,
+            platformJson: {
+              traceId: 'a'.repeat(32),
+              ...(model ? { model } : {}),
+              usage: { inputTokens: i, outputTokens: o },
+            },
+          },
+          at,
+        )
+      await addAll(store, [
+        llm('c1', 'gpt-a', 10, 5, T0),
+        llm('c1', 'gpt-a', 30, 10, T0 + 1000),
+        llm('c2', 'gpt-a', 7, 3, T0 + 2000),
+        llm('c2', 'gpt-b', 100, 50, T0 + 3000),
+        llm('c3', undefined, 1, 1, T0 + DAY),
+        llm('c3', 'gpt-a', 2, 2, T0 + DAY),
+        // Not counted: a question (incoming), an answer without usage, tokens that are not numbers, another bot.
+        inc('llm', { text: 'q', userId: 'c1', platformJson: { usage: { inputTokens: 9, outputTokens: 9 } } }, T0),
+        out('llm', { text: 'plain', userId: 'c1', platformJson: { traceId: 'b'.repeat(32) } }, T0),
+        out(
+          'llm',
+          { text: 'odd', userId: 'c1', platformJson: { usage: { inputTokens: 'many', outputTokens: 1 } } },
+          T0,
+        ),
+        item(
+          'other',
+          'universal',
+          'outgoing',
+          { text: 'x', userId: 'u', platformJson: { usage: { inputTokens: 5, outputTokens: 5 } } },
+          { at: T0 },
+        ),
+      ])
+      const day0 = new Date(T0).toISOString().slice(0, 10)
+      const day1 = new Date(T0 + DAY).toISOString().slice(0, 10)
+      expect(await store.usage({ bot: 'llm' })).toEqual([
+        { day: day0, model: 'gpt-a', messages: 3, conversations: 2, inputTokens: 47, outputTokens: 18 },
+        { day: day0, model: 'gpt-b', messages: 1, conversations: 1, inputTokens: 100, outputTokens: 50 },
+        { day: day1, model: null, messages: 1, conversations: 1, inputTokens: 1, outputTokens: 1 },
+        { day: day1, model: 'gpt-a', messages: 1, conversations: 1, inputTokens: 2, outputTokens: 2 },
+      ])
+      expect((await store.usage({ bot: 'llm', since: T0 + DAY })).map((l) => l.day)).toEqual([day1, day1])
+      expect(await store.usage({ bots: ['other'] })).toEqual([
+        { day: day0, model: null, messages: 1, conversations: 1, inputTokens: 5, outputTokens: 5 },
+      ])
+      expect(await store.usage({ bots: [] })).toEqual([])
+    })
+
     it('setPaused / paused: per (bot, thread), latest state wins, unknown threads are not paused', async () => {
       const { store } = await fresh()
       expect(await store.paused('b', 'u')).toBe(false)

@@ -87,7 +87,11 @@ async function api(path: string, body: unknown) {
 }
 
 async function trackSlack(channel: string, user: string, text: string, apiKey = 'shop-key') {
-  const body = { team: { id: 'T' }, bot: { id: 'B' }, message: { type: 'message', channel, user, text, ts: '1.1' } }
+  const body = {
+    team: { id: 'T' },
+    bot: { id: 'B' },
+    message: { type: 'message', channel, user, text, ts: (Date.now() / 1000).toFixed(6) },
+  }
   const res = await fetch(`${collector.url}/track?platform=slack&type=incoming&v=11.1.0-rest&apiKey=${apiKey}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

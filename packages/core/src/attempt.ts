@@ -14,7 +14,7 @@ export class DeadlineExceeded extends Error {
 
 /** Whoever sent the attempt: told once, when it ends. */
 export interface AttemptOwner {
-  settle(attempt: Attempt, error: unknown): void
+  attemptEnded(attempt: Attempt, error: unknown): void
   /** The attempt's deadline passed before it had a connection: cut its connection. */
   cut(attempt: Attempt, reason: Error): void
 }
@@ -24,7 +24,7 @@ export interface AttemptOwner {
  * undici's raw-headers handler interface (the one its HTTP/1 client calls; every undici 6 and 7
  * dispatcher accepts it): no response stream, no promise, and only the two headers we read
  * (`Retry-After`, `Convotrack-Batch`) are decoded. The body is read only for a batch's results
- * or an error's text. Ends exactly once, through `owner.settle`.
+ * or an error's text. Ends exactly once, through `owner.attemptEnded`.
  */
 export class Attempt implements Timed {
   deadlineAt = 0
@@ -124,7 +124,7 @@ export class Attempt implements Timed {
     if (this.done) return
     this.done = true
     this.abort = undefined
-    this.owner.settle(this, error)
+    this.owner.attemptEnded(this, error)
   }
 }
 

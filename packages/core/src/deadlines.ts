@@ -30,7 +30,7 @@ export class Deadlines {
   }
 
   /** `t` ended on its own. */
-  settle(t: Timed): void {
+  done(t: Timed): void {
     this.live.delete(t)
   }
 

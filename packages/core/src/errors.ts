@@ -9,12 +9,13 @@ export class ConvotrackError extends Error {
 }
 
 /**
- * A record that does not follow the spec's rules. Thrown synchronously by a direct tracking
- * call (nothing is queued); inside middleware it goes to `onError` and the bot goes on.
+ * A record that does not follow the spec's rules (nothing is queued). Reported through
+ * `onError` and counted `invalid` (the call returns false); thrown synchronously by a direct
+ * tracking call only with `strict: true`.
  *
  * @example
- * try { tracker.universal.logIncoming({ text: 'hi' } as never) }
- * catch (e) { if (e instanceof InvalidRecordError) console.log(e.path, e.rule) } // 'userId', 'is required…'
+ * createTracker({ onError: (e) => { if (e instanceof InvalidRecordError) console.log(e.path, e.rule) } })
+ * // 'userId', 'is required…'
  */
 export class InvalidRecordError extends ConvotrackError {
   /** Dotted path of the offending field, e.g. `buttons[0].label` or `amount`. */

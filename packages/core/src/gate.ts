@@ -1,7 +1,8 @@
 /**
- * The global gate: holds every request while the service is unreachable or rate-limiting
- * (429 + Retry-After), then lets one probe through (half-open) before the rest follow, so a
- * down service costs one probe per backoff step, not one failed request per record.
+ * The global gate: stops every request while the service is unreachable, unavailable (503 +
+ * Retry-After) or refusing everything (429 + Retry-After), then lets one probe through
+ * (half-open) before the rest follow, so a down service costs one probe per backoff step, not
+ * one failed request per record. When to close it is the failure policy's call (`failure-policy.ts`).
  */
 export class Gate {
   /** Closed until this time (ms since epoch). */
@@ -12,13 +13,18 @@ export class Gate {
   probing = false
   /** Consecutive connect failures: the backoff step of the next closing. */
   connectFailures = 0
+  /**
+   * When the request whose 503 closed the gate was sent (undefined when no 503 closed it): a
+   * request sent after it and served says the 503 was one instance's (see `servedReopens`).
+   */
+  unavailableSentAt: number | undefined = undefined
   private timer: NodeJS.Timeout | undefined
 
   /**
    * True while the gate is closed at `now`; then `wake` runs once when it reopens (the timer
    * keeps the process alive only when `keepAlive`).
    */
-  holds(now: number, wake: () => void, keepAlive: boolean): boolean {
+  isClosed(now: number, wake: () => void, keepAlive: boolean): boolean {
     if (this.until <= now) return false
     if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -30,9 +36,13 @@ export class Gate {
     return true
   }
 
-  /** Closes the gate for `waitMs` from `now` (a new round) and probes when it reopens. */
-  close(now: number, waitMs: number): void {
+  /**
+   * Closes the gate for `waitMs` from `now` (a new round) and probes when it reopens.
+   * `unavailableSentAt`: a 503 closes it, for the request sent then.
+   */
+  close(now: number, waitMs: number, unavailableSentAt?: number): void {
     this.round++
+    this.unavailableSentAt = unavailableSentAt
     this.until = Math.max(this.until, now + waitMs)
     this.probing = true
   }
@@ -41,6 +51,13 @@ export class Gate {
   opened(): void {
     this.connectFailures = 0
     this.probing = false
+  }
+
+  /** Opens at once (the 503 that closed it was one instance's). */
+  reopen(): void {
+    this.until = 0
+    this.unavailableSentAt = undefined
+    this.stop()
   }
 
   ref(ref: boolean): void {

@@ -1,4 +1,4 @@
-import type { TurnState } from './scope'
+import type { TurnState } from './turn-scope'
 import { waitOrTimeout } from './waiters'
 
 /** Hands one held record to the tracker; gets the turn's state as it is when the record is released. */

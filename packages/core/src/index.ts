@@ -15,6 +15,13 @@ export { FEEDBACK_EVENT, type Feedback, type FeedbackScale, feedbackEvent } from
 export type { HeldLog, HeldTurn } from './held-records'
 export { toPlainJson, toWireJson } from './json'
 export { inLambda, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, remainingLambdaMs } from './lambda-budget'
+export {
+  DEFAULT_LAMBDA_FLUSH_MS,
+  flushForLambda,
+  type LambdaFlushOptions,
+  type LambdaFlushWhen,
+  withLambdaFlush,
+} from './lambda-flush'
 export { maskApiKey } from './loss-report'
 export { MemoryPauseStore, type MemoryPauseStoreOptions } from './pause/memory-store'
 export { type PauseStore, pauseKey } from './pause/store'
@@ -32,14 +39,18 @@ export { serializeSlack } from './platforms/slack'
 export { serializeTwitterIncoming, serializeTwitterOutgoing } from './platforms/twitter'
 export { serializeUniversal, validateUniversal } from './platforms/universal'
 export { backoffDelay, DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, type RetryOptions } from './retry'
-export type { TurnState } from './scope'
 export { createTracker } from './tracker'
 export {
   type CallOptions,
   DEFAULT_BASE_URL,
   type EventOptions,
   type FlushResult,
+  type HookedRecord,
+  type RecordHandle,
+  type RecordHook,
   type RecordInfo,
+  type RecordOutcome,
+  type RecordTransport,
   type SerializedRecord,
   type Tracker,
   type TrackerEvents,
@@ -49,6 +60,7 @@ export {
   VERSION,
 } from './tracker-types'
 export type { RecordMeta, TransportStats } from './transport-types'
+export type { TurnState } from './turn-scope'
 export type * from './types'
 export { API_VERSIONS, PLATFORMS, RECORD_TYPES } from './types'
 export { isObject, validateIntent } from './validate'

@@ -86,7 +86,7 @@ export class Lanes {
   }
 
   /** A request's records are done (sent or failed for good): their lanes' next records may go. */
-  settle(records: readonly Pending[]): void {
+  free(records: readonly Pending[]): void {
     let last: string | undefined
     for (const rec of records) {
       if (rec.lane === last) continue

@@ -3,7 +3,7 @@
  * round trip by round trip against the delivery rate (the TCP Reno / BBR ideas, as in
  * Netflix's concurrency-limits; why not a latency-gradient limiter: see the core README):
  *
- * - it grows only while records wait for a free slot (the limit is what holds delivery back):
+ * - it grows only while records wait for a free slot (the limit is what keeps delivery back):
  *   +1 per success below the slow-start threshold (doubles per round trip), +1/limit above it;
  *   Little's law sizes a jump: up to 2 × arrival rate × baseline latency (500 records/s against
  *   a service 200 ms away needs about 100 in flight), at most one jump per round and at most
@@ -12,7 +12,7 @@
  * - every round trip the delivery rate is checked: when the limit has grown by a quarter or
  *   more since the last checked round and it did not deliver at least 10 % more (a service or
  *   a loopback that is CPU-bound, where more sockets only cost), the limit goes back to the
- *   smaller one and holds for 5 s;
+ *   smaller one and stays there for 5 s;
  * - it halves when more than a quarter of a round trip's answers are congestion signals (a
  *   timeout, a 5xx, a reset: a minority is the service's own errors, which more or fewer
  *   requests in flight would not change), at most once per round trip. A round without a cut
@@ -125,7 +125,7 @@ export class ConcurrencyLimiter {
     const limited = this.roundBacklogged >= this.roundDone * 0.8
     if (limited && !congested) {
       if (this.prevLimit > 0 && this.roundLimit >= this.prevLimit * 1.25 && rate < this.prevRate * 1.1) {
-        // More in flight delivered no more: back to the smaller limit, and hold there a while.
+        // More in flight delivered no more: back to the smaller limit, and stay there a while.
         this.value = Math.max(this.floor, this.prevLimit)
         this.threshold = this.value
         this.holdUntil = now + 5_000

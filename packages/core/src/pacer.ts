@@ -1,18 +1,20 @@
 /**
- * Rate pacing after rate limits (429, or 503 with Retry-After). A limit is a rate, not a wall.
+ * Rate pacing after rate limits (429; a 503 is unavailability, the gate's business, see
+ * `failure-policy.ts`). A limit is a rate, not a wall. Every method takes `now`, so it runs on a
+ * driven clock in tests.
  * Every window (500 ms, longer until 20 answers came back) the pacer looks at the share of
  * answers that were rate-limit refusals:
  *
  * - over 20 %: the service is refusing for real. Requests are spaced at the rate it *accepted*
  *   in that window × 1.25 (a probe above it). Against a token bucket of L requests/s the accepted
- *   rate is L, so sending settles between 1.25 L and ~1.5 L with L accepted: delivery converges
+ *   rate is L, so sending ends up between 1.25 L and ~1.5 L with L accepted: delivery converges
  *   on the limit, the excess is answered 429 and retried after its Retry-After;
  * - 20 % or less: refusals are noise (random 429s, a bucket barely touched): the refused records
- *   wait their Retry-After, and the rate, if paced and the pacer held requests back, grows by
+ *   wait their Retry-After, and the rate, if paced and the pacer kept requests back, grows by
  *   × 1.25 per window (× 2 when nothing was refused). Random refusals never collapse throughput;
- * - nothing accepted: the gate's business (it holds every request for the Retry-After), the
+ * - nothing accepted: the gate's business (every request waits out the Retry-After), the
  *   rate stays;
- * - four windows without holding anything back switch pacing off.
+ * - four windows without keeping anything back switch pacing off.
  */
 export class RatePacer {
   /** Requests per second allowed; Infinity while not pacing. */
@@ -22,7 +24,7 @@ export class RatePacer {
   private windowStart = 0
   private accepted = 0
   private limited = 0
-  private held = false
+  private keptBack = false
   private quiet = 0
 
   constructor(
@@ -48,7 +50,7 @@ export class RatePacer {
       this.tokens--
       return 0
     }
-    this.held = true
+    this.keptBack = true
     return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.rate))
   }
 
@@ -74,8 +76,8 @@ export class RatePacer {
       this.tokens = Math.min(this.tokens, 1)
       this.refilledAt = now
     } else if (this.pacing && this.accepted > 0) {
-      // Everything refused is the gate's business (it holds all requests for the Retry-After).
-      if (this.held) {
+      // Everything refused is the gate's business (every request waits out the Retry-After).
+      if (this.keptBack) {
         // No refusal at all: the limit moved or went away; find it again quickly.
         this.rate *= this.limited === 0 ? 2 : this.probe
         this.quiet = 0
@@ -86,6 +88,6 @@ export class RatePacer {
     this.windowStart = now
     this.accepted = 0
     this.limited = 0
-    this.held = false
+    this.keptBack = false
   }
 }

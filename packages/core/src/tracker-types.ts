@@ -4,8 +4,8 @@ import type { Feedback } from './feedback'
 import type { HeldTurn } from './held-records'
 import type { PauseStore } from './pause/store'
 import type { RetryOptions } from './retry'
-import type { TurnState } from './scope'
 import type { TransportStats } from './transport-types'
+import type { TurnState } from './turn-scope'
 import type {
   AlexaRequestEnvelope,
   AlexaResponseEnvelope,
@@ -41,12 +41,41 @@ export interface RecordInfo {
   userId: string | undefined
 }
 
-/** A record after serialization, as handed to a custom sink (see {@link Tracker.useSink}). */
+/** A record after serialization, as handed to a {@link RecordTransport}. */
 export interface SerializedRecord extends RecordInfo {
   v: ApiVersion
   /** The JSON body exactly as it would be posted. */
   body: string
 }
+
+/**
+ * Where records go instead of the tracking service (a log line, a test's array): pass it as
+ * `createTracker({ transport })`, or switch an existing tracker with `useSink` from
+ * `@convotrack/core/adapter`. `send` takes each record as it is logged; a throw is reported
+ * through `onError`, never to the bot.
+ *
+ * @example createTracker({ transport: { send: (r) => console.log(JSON.stringify(r)) } })
+ */
+export interface RecordTransport {
+  send(record: SerializedRecord): void
+}
+
+/**
+ * A record as a hook sees it (see {@link Tracker.addRecordHook}): serialized to its wire body,
+ * not yet redacted, queued or sent.
+ */
+export interface HookedRecord extends RecordInfo {
+  /** The wire body. Don't mutate it: return a new body instead. */
+  body: JsonObject
+  /** The conversation it belongs to, when the shape names one (universal `conversationId`, Slack channel…). */
+  conversation: string | undefined
+}
+
+/**
+ * Sees every record a tracking call makes; returns a replacement body, or nothing to keep it.
+ * A hook that throws is reported through `onError` and the record goes out unchanged.
+ */
+export type RecordHook = (record: HookedRecord) => JsonObject | undefined
 
 /** Options of {@link createTracker}. */
 export interface TrackerOptions {
@@ -103,6 +132,20 @@ export interface TrackerOptions {
    * ends is said once on the logger either way. Default `true` (3000 ms).
    */
   flushOnExit?: boolean | number
+  /**
+   * What a direct tracking call does with a record it cannot send (a numeric `userId`, a
+   * circular or BigInt `platformJson`, a getter that throws, a bad intent). Default `false`: the
+   * bot never sees it — the problem goes to `onError` (an `InvalidRecordError` naming the field
+   * and rule), is counted in `stats().invalid`, and the call returns `false`, as Sentry's and
+   * PostHog's capture calls do. `true` throws the `InvalidRecordError` out of the call instead:
+   * for development and tests, where a bad record should stop the run. Adapters never throw either way.
+   */
+  strict?: boolean
+  /**
+   * Send records somewhere other than the tracking service (see {@link RecordTransport}).
+   * Default: the tracking service at `baseUrl`, with every delivery guarantee in the README.
+   */
+  transport?: RecordTransport
 }
 
 /** Per-call options of every tracking call. */
@@ -117,6 +160,34 @@ export interface CallOptions {
   v?: ApiVersion
   /** `false`: don't apply the turn's NotHandled / outgoing intent to this record (its own or `intent` still apply). Default true. */
   turnIntent?: boolean
+  /**
+   * Asks what becomes of the call's records: called synchronously, inside the call, once per
+   * record it makes (also for one it refuses: invalid, ignored, dropped), with a
+   * {@link RecordHandle}. Without it a call costs nothing extra.
+   *
+   * @example tracker.universal.logIncoming(msg, { onRecord: (r) => r.outcome.then((o) => console.log(r.key, o.status)) })
+   */
+  onRecord?: (record: RecordHandle) => void
+}
+
+/** What became of one record. */
+export type RecordOutcome =
+  /** Stored by the service (`accepted` or `duplicate`), or taken by a `RecordTransport`. */
+  | { status: 'sent' }
+  /** Failed for good (retries exhausted, not retryable, refused by the service, abandoned at close). */
+  | { status: 'failed'; error: ConvotrackError }
+  /** Never sent: `queue_full`, `redacted`, `closed`, or `invalid` / `ignored` at the call. */
+  | { status: 'dropped'; reason: DropReason | 'invalid' | 'ignored'; error?: ConvotrackError }
+
+/** One record of a tracking call, for a caller that asked (`onRecord`). */
+export interface RecordHandle extends RecordInfo {
+  /**
+   * The record's idempotency key: the `Idempotency-Key` header (or `idempotencyKey` in a batch),
+   * the same on every retry. `''` when the call made no record (invalid, ignored).
+   */
+  readonly key: string
+  /** Settles once, with what became of the record. Never rejects. */
+  readonly outcome: Promise<RecordOutcome>
 }
 
 /** Options of {@link Tracker.logEvent}. */
@@ -124,6 +195,8 @@ export interface EventOptions {
   /** `platform` query value; events share one body shape on every platform. Default `generic`. */
   platform?: Platform
   v?: ApiVersion
+  /** What becomes of the event's record(s): see {@link CallOptions.onRecord}. */
+  onRecord?: (record: RecordHandle) => void
 }
 
 /** Result of {@link Tracker.flush}. */
@@ -148,6 +221,10 @@ export interface TrackerStats extends TransportStats {
   ignored: number
   /** Records rejected as invalid at the call. */
   invalid: number
+  /** Of `failed`: records of a batch the service refused (`RefusedRecordError`, not retried). */
+  refused: number
+  /** Of `failed` and `dropped`: records pending or held when `close()` gave up on them. */
+  abandoned: number
   /** Records adapters hold now (turn buffers plus unfinished work that will produce records). */
   held: number
   /** True once the service advertised batches and records go in batches (see the `batch` option). */
@@ -170,7 +247,10 @@ export interface TrackerEvents {
 
 /** Incoming and outgoing calls of a universal-shaped platform. */
 export interface UniversalChannel {
-  /** Tracks a message from the user. Throws {@link InvalidRecordError} for a bad record. */
+  /**
+   * Tracks a message from the user. A bad record is reported through `onError` and the call
+   * returns false (with `strict: true` it throws {@link InvalidRecordError}).
+   */
   logIncoming(message: UniversalMessage, options?: CallOptions): boolean
   /** Tracks a message from the bot. */
   logOutgoing(message: UniversalMessage, options?: CallOptions): boolean
@@ -256,15 +336,23 @@ export interface Tracker {
    * reply answers). `flush()` and `close()` wait for held records.
    *
    * @example const held = tracker.holdTurn(); held.hold(() => tracker.kik.logIncoming(record)); next(); held.end()
+   *
+   * @deprecated For adapters: use `holdTurn` from `@convotrack/core/adapter`.
    */
   holdTurn(state?: TurnState): HeldTurn
-  /** The current turn's open buffer from {@link Tracker.holdTurn}, if any (a reply about to go out releases its message). */
+  /**
+   * The current turn's open buffer from {@link Tracker.holdTurn}, if any (a reply about to go out releases its message).
+   *
+   * @deprecated For adapters: use `heldTurn` from `@convotrack/core/adapter`.
+   */
   heldTurn(): HeldTurn | undefined
   /**
    * Registers work that will hand records to the tracker when it settles (a lookup the records
    * need): `flush()` and `close()` wait for it within their timeout.
    *
    * @example tracker.holdWork(teamInfo.then((name) => tracker.slack.logIncoming({ ...record, team: { id, name } })))
+   *
+   * @deprecated For adapters: use `holdWork` from `@convotrack/core/adapter`.
    */
   holdWork(work: PromiseLike<unknown>): void
   /**
@@ -283,11 +371,32 @@ export interface Tracker {
   readonly sendPlatformCredentials: boolean
   /** Counter snapshot. */
   stats(): TrackerStats
-  /** Reports a problem through `onError` and the `error` event (for adapters). */
+  /**
+   * Reports a problem through `onError` and the `error` event (for adapters).
+   *
+   * @deprecated For adapters: use `reportError` from `@convotrack/core/adapter`.
+   */
   reportError(error: unknown, record?: RecordInfo & { body?: string }): void
-  /** Sends serialized records somewhere other than the service (e.g. a log line), or back to the service with `undefined`. */
+  /**
+   * Sends serialized records somewhere other than the service (e.g. a log line), or back to the service with `undefined`.
+   *
+   * @deprecated For adapters: use `useSink` from `@convotrack/core/adapter`.
+   */
   useSink(sink: ((record: SerializedRecord) => void) | undefined): void
-  /** Hands over an already-serialized record (a forwarded log line, an import) without re-serializing. */
+  /**
+   * Adds a hook that sees every record a tracking call makes, after serialization and before
+   * `redact` (so redaction still applies to what a hook adds); returns the function that
+   * removes it. Records handed over already serialized ({@link Tracker.trackSerialized}) are
+   * not seen. Used by integrations such as `@convotrack/otel`.
+   *
+   * @example const remove = tracker.addRecordHook(({ body }) => ({ ...body, platformJson: { build: 42 } }))
+   */
+  addRecordHook(hook: RecordHook): () => void
+  /**
+   * Hands over an already-serialized record (a forwarded log line, an import) without re-serializing.
+   *
+   * @deprecated For adapters: use `trackSerialized` from `@convotrack/core/adapter`.
+   */
   trackSerialized(record: SerializedRecord): boolean
   on<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker
   once<E extends keyof TrackerEvents>(event: E, listener: (...args: TrackerEvents[E]) => void): Tracker

@@ -12,18 +12,23 @@ import { type ExitCause, type ExitParticipant, exitFlushMs, exitWatch } from './
 import { type Feedback, feedbackEvent } from './feedback'
 import { HeldRecords, type HeldTurn } from './held-records'
 import { toWireJson } from './json'
-import { DropSummary, info, LossCount, maskApiKey } from './loss-report'
+import { Ledger } from './ledger'
+import { DropSummary, info, maskApiKey } from './loss-report'
 import { MemoryPauseStore } from './pause/memory-store'
 import type { PauseStore } from './pause/store'
 import { describeUndelivered } from './pending-report'
 import { NOT_HANDLED, type SerializeContext, type WireRecord } from './platforms/context'
-import { TurnScope, type TurnState } from './scope'
+import { type RecordOutlet, TransportOutlet } from './record-outlet'
 import {
   type CallOptions,
   DEFAULT_BASE_URL,
   type EventOptions,
   type FlushResult,
+  type RecordHandle,
+  type RecordHook,
   type RecordInfo,
+  type RecordOutcome,
+  type RecordTransport,
   type SerializedRecord,
   type Tracker,
   type TrackerEvents,
@@ -34,10 +39,15 @@ import {
 } from './tracker-types'
 import { Transport } from './transport'
 import type { RecordMeta } from './transport-types'
+import { TurnScope, type TurnState } from './turn-scope'
 import type { ApiVersion, Intent, JsonObject, Platform, RecordType, TrackedEvent } from './types'
 import { PLATFORMS } from './types'
 import { isObject, validateIntent } from './validate'
 import { WarnLimiter } from './warn-limiter'
+
+/** A caller's `onRecord`, and what settles one record's outcome. */
+type Ask = (record: RecordHandle) => void
+type Fate = (outcome: RecordOutcome) => void
 
 class TrackerImpl extends EventEmitter implements Tracker {
   readonly pauses: PauseStore
@@ -50,23 +60,25 @@ class TrackerImpl extends EventEmitter implements Tracker {
   readonly kik: Tracker['kik']
   readonly alexa: Tracker['alexa']
   private readonly transport: Transport
-  private readonly scope = new TurnScope()
+  private readonly turns = new TurnScope()
   private readonly queryCache = new Map<string, string>()
   private readonly apiKey: string
   private readonly v: ApiVersion
   private readonly ignore: ((userId: string, info: RecordInfo) => boolean) | undefined
   private readonly logger: Pick<Console, 'log' | 'warn'>
   private readonly warnings: WarnLimiter
-  private sink: ((record: SerializedRecord) => void) | undefined
+  /** Where records go: the HTTP transport, or a RecordTransport (`transport` option, `useSink`). */
+  private outlet: RecordOutlet
+  /** addRecordHook(): copied on change, so a hook removed while hooks run doesn't skip another. */
+  private hooks: readonly RecordHook[] = []
   private isClosed = false
   /** After close()'s flush: records are dropped (`closed`), not sent. */
   private refusing = false
   private readonly held: HeldRecords
   private readonly exitFlushMs: number
   private watchingExit = false
-  private ignored = 0
-  private invalid = 0
-  private readonly loss = new LossCount()
+  /** Every count of what happened to records (see ledger.ts). */
+  private readonly ledger = new Ledger()
   private readonly fullDrops = new DropSummary((n, record) => this.reportFull(n, record))
   /** What the shapes' `users` read while the queue is full, when there is no ignore list (no object per call). */
   private readonly fullCtx: SerializeContext
@@ -126,10 +138,14 @@ class TrackerImpl extends EventEmitter implements Tracker {
       },
       {
         onSent: (meta, status) => {
+          meta.fate?.({ status: 'sent' })
           if (this.opts.debug) this.logger.log(`[convotrack] delivered ${meta.platform}/${meta.type} (${status})`)
           if (this.listenerCount('sent') > 0) this.safeEmit('sent', info(meta, true), status)
         },
-        onFailed: (error, meta) => this.lose(error, meta, undefined),
+        onFailed: (error, meta) => {
+          meta.fate?.({ status: 'failed', error })
+          this.reportLost(error, meta, undefined)
+        },
         onRetry: (error, meta, delay) => {
           if (this.opts.debug)
             this.logger.log(`[convotrack] retry ${meta.platform}/${meta.type} in ${delay} ms: ${error.message}`)
@@ -141,16 +157,13 @@ class TrackerImpl extends EventEmitter implements Tracker {
           this.safeEmit('drained')
         },
       },
+      this.ledger,
     )
+    this.outlet = opts.transport ? this.outletFor(opts.transport) : this.transport
     this.held = new HeldRecords({
-      inTurn: (state, fn) => (state ? this.scope.run(fn, state) : fn()),
+      inTurn: (state, fn) => (state ? this.turns.run(fn, state) : fn()),
       report: (error) => this.reportError(error),
-      abandon: (count) => {
-        const c = this.transport.counters
-        c.dropped += count
-        c.droppedByReason.closed += count
-        this.loss.add(count)
-      },
+      abandon: (count) => this.ledger.abandoned(count, 'closed'),
       onHeld: () => this.watchExit(),
       onSettled: () => this.unwatchExitIfIdle(),
     })
@@ -176,49 +189,65 @@ class TrackerImpl extends EventEmitter implements Tracker {
   logEvent(event: TrackedEvent, options: EventOptions = {}): boolean {
     const platform = options.platform ?? 'generic'
     if (!PLATFORMS.includes(platform))
-      throw new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event')
-    return this.track(platform, 'event', { v: options.v }, eventShape, event, undefined)
+      return this.rejectInvalid(
+        new InvalidRecordError('platform', `must be one of ${PLATFORMS.join(', ')}`, 'event'),
+        'generic',
+        'event',
+        options.onRecord,
+      )
+    return this.track(platform, 'event', options, eventShape, event, undefined)
   }
 
   feedback(feedback: Feedback, options: EventOptions = {}): boolean {
-    return this.logEvent(feedbackEvent(feedback), options)
+    let event: TrackedEvent
+    try {
+      event = feedbackEvent(feedback)
+    } catch (error) {
+      return this.rejectInvalid(error, options.platform ?? 'generic', 'event', options.onRecord)
+    }
+    return this.logEvent(event, options)
   }
 
   setNotHandled(): void {
-    this.scope.writable().notHandled = true
+    this.turns.writable().notHandled = true
   }
 
   setOutgoingIntent(intent: Intent): void {
-    validateIntent(intent, 'intent', 'setOutgoingIntent')
-    this.scope.writable().outgoingIntent = intent
+    if (this.validSetting(() => validateIntent(intent, 'intent', 'setOutgoingIntent')))
+      this.turns.writable().outgoingIntent = intent
   }
 
   setIncomingIntent(intent: Intent): void {
-    validateIntent(intent, 'intent', 'setIncomingIntent')
-    this.scope.writable().incomingIntent = intent
+    if (this.validSetting(() => validateIntent(intent, 'intent', 'setIncomingIntent')))
+      this.turns.writable().incomingIntent = intent
   }
 
   setUserMetadata(metadata: JsonObject): void {
-    if (!isObject(metadata))
-      throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
-    const turn = this.scope.writable()
+    if (
+      !this.validSetting(() => {
+        if (!isObject(metadata))
+          throw new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata')
+      })
+    )
+      return
+    const turn = this.turns.writable()
     turn.userMetadata = { ...turn.userMetadata, ...metadata }
   }
 
   withTurn<T>(fn: () => T, state?: TurnState): T {
-    return this.scope.run(fn, state)
+    return this.turns.run(fn, state)
   }
 
   currentTurn(options?: { includeLoose?: boolean }): TurnState | undefined {
-    return options?.includeLoose ? this.scope.readable() : this.scope.active()
+    return options?.includeLoose ? this.turns.readable() : this.turns.active()
   }
 
   holdTurn(state?: TurnState): HeldTurn {
-    return this.held.open(state ?? this.scope.active())
+    return this.held.open(state ?? this.turns.active())
   }
 
   heldTurn(): HeldTurn | undefined {
-    return this.held.of(this.scope.active())
+    return this.held.of(this.turns.active())
   }
 
   holdWork(work: PromiseLike<unknown>): void {
@@ -243,15 +272,15 @@ class TrackerImpl extends EventEmitter implements Tracker {
 
   async flush(timeoutMs = 10_000): Promise<FlushResult> {
     this.fullDrops.flush()
-    const lossBefore = this.loss.takeSinceFlush()
-    const totalAtStart = this.loss.total
+    const lostBefore = this.ledger.beginFlush()
+    const mark = this.ledger.mark()
     const started = Date.now()
     // Held records first (they become queued records), then delivery, within one timeout.
     const settled = await this.held.settled(timeoutMs)
     const drained = await this.transport.drain(Math.max(0, timeoutMs - (Date.now() - started)))
     const s = this.transport.stats()
     return {
-      delivered: settled && drained && lossBefore === 0 && this.loss.total === totalAtStart,
+      delivered: settled && drained && lostBefore === 0 && this.ledger.lostSince(mark) === 0,
       pending: this.transport.pending,
       held: this.held.size,
       sent: s.sent,
@@ -266,24 +295,22 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.isClosed = true
     const flushed = await this.flush(timeoutMs)
     this.refusing = true
-    const lossBefore = this.loss.total
+    const mark = this.ledger.mark()
     const facts = this.undelivered()
     const heldAtDeadline = this.held.abandonAll()
     const abandoned = await this.transport.destroy()
     exitWatch.unwatch(this.exitHook)
     if (abandoned.length > 0 || heldAtDeadline > 0) {
-      this.loss.add(abandoned.length)
-      this.reportError(
-        new ConvotrackError(
-          'closed_with_pending',
-          `closed with ${describeUndelivered(facts)} after waiting ${timeoutMs} ms`,
-        ),
-        abandoned.length > 0 ? info(abandoned[0] as RecordMeta, true) : undefined,
+      const error = new ConvotrackError(
+        'closed_with_pending',
+        `closed with ${describeUndelivered(facts)} after waiting ${timeoutMs} ms`,
       )
+      for (const rec of abandoned) rec.fate?.({ status: 'failed', error })
+      this.reportError(error, abandoned.length > 0 ? info(abandoned[0] as RecordMeta, true) : undefined)
     }
     const s = this.transport.stats()
     return {
-      delivered: flushed.delivered && this.loss.total === lossBefore,
+      delivered: flushed.delivered && this.ledger.lostSince(mark) === 0,
       pending: this.transport.pending,
       held: heldAtDeadline + this.held.pendingWork,
       sent: s.sent,
@@ -295,8 +322,10 @@ class TrackerImpl extends EventEmitter implements Tracker {
   stats(): TrackerStats {
     return {
       ...this.transport.stats(),
-      ignored: this.ignored,
-      invalid: this.invalid,
+      ignored: this.ledger.counts.ignored,
+      invalid: this.ledger.counts.invalid,
+      refused: this.ledger.counts.refused,
+      abandoned: this.ledger.counts.abandoned,
       batching: this.transport.batching,
       held: this.held.size,
     }
@@ -317,12 +346,55 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   useSink(sink: ((record: SerializedRecord) => void) | undefined): void {
-    this.sink = sink
+    this.outlet = sink ? this.outletFor({ send: sink }) : this.transport
+  }
+
+  private outletFor(transport: RecordTransport): RecordOutlet {
+    return new TransportOutlet(transport, (error, meta) => {
+      this.ledger.failed()
+      const err =
+        error instanceof ConvotrackError
+          ? error
+          : new ConvotrackError('transport', error instanceof Error ? error.message : String(error), { cause: error })
+      meta.fate?.({ status: 'failed', error: err })
+      this.reportError(err, info(meta, true))
+    })
+  }
+
+  addRecordHook(hook: RecordHook): () => void {
+    if (typeof hook !== 'function') throw new ConfigError('addRecordHook needs a function (record) => body | undefined')
+    this.hooks = [...this.hooks, hook]
+    return () => {
+      this.hooks = this.hooks.filter((h) => h !== hook)
+    }
+  }
+
+  /** The hooks' say on one record: each sees the body the previous one returned; a throwing hook is reported and skipped. */
+  private hooked(platform: Platform, type: RecordType, rec: WireRecord): WireRecord {
+    let body = rec.body
+    for (const hook of this.hooks) {
+      try {
+        const out = hook({ platform, type, userId: rec.userId, body, conversation: rec.conversation })
+        if (isObject(out)) body = out as JsonObject
+      } catch (error) {
+        this.reportError(
+          new ConvotrackError(
+            'record_hook',
+            `a record hook threw; the record goes out unchanged: ${(error as Error)?.message ?? error}`,
+            {
+              cause: error,
+            },
+          ),
+          { platform, type, userId: rec.userId },
+        )
+      }
+    }
+    return body === rec.body ? rec : { ...rec, body }
   }
 
   trackSerialized(record: SerializedRecord): boolean {
     if (this.refusing) return this.refuse(record.platform, record.type, record.userId)
-    if (!this.sink && this.transport.full) return this.dropFull(record.platform, record.type, record.userId)
+    if (this.outlet.full) return this.dropFull(record.platform, record.type, record.userId)
     return this.enqueue(record.platform, record.type, record.v ?? this.v, record.userId, record.body)
   }
 
@@ -335,69 +407,124 @@ class TrackerImpl extends EventEmitter implements Tracker {
     a: A,
     b: B,
   ): boolean {
-    if (this.refusing) return this.refuse(platform, type, undefined)
+    if (this.refusing) return this.refuse(platform, type, undefined, o?.onRecord)
     // Full: the call is dropped before any work is spent on it, one drop per record it would make.
-    if (!this.sink && this.transport.full) return this.dropCallFull(platform, type, shape, a, b)
-    const turn = this.scope.readable()
-    const ctx: SerializeContext = {
-      sendPlatformCredentials: this.opts.sendPlatformCredentials,
-      messengerEvents: this.opts.messengerEvents,
-      platformUserJson: o?.userMetadata ?? turn?.userMetadata,
-    }
-    const fromTurn = o?.turnIntent === false ? undefined : turn
-    if (o?.intent) ctx.intent = validateIntent(o.intent, 'intent', `${platform} ${type}`)
-    else if (type === 'incoming')
-      ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : fromTurn?.incomingIntent
-    else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
-    const ignore = this.ignore
-    if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
-    let out: WireRecord | readonly WireRecord[]
+    if (this.outlet.full) return this.dropCallFull(platform, type, shape, a, b, o?.onRecord)
     try {
-      out = shape.serialize(a, b, ctx, type)
+      const turn = this.turns.readable()
+      const ctx: SerializeContext = {
+        sendPlatformCredentials: this.opts.sendPlatformCredentials,
+        messengerEvents: this.opts.messengerEvents,
+        platformUserJson: o?.userMetadata ?? turn?.userMetadata,
+      }
+      const fromTurn = o?.turnIntent === false ? undefined : turn
+      if (o?.intent) ctx.intent = validateIntent(o.intent, 'intent', `${platform} ${type}`)
+      else if (type === 'incoming')
+        ctx.intent = o?.notHandled || fromTurn?.notHandled ? NOT_HANDLED : fromTurn?.incomingIntent
+      else if (type === 'outgoing') ctx.intent = fromTurn?.outgoingIntent
+      const ignore = this.ignore
+      if (ignore) ctx.isIgnored = (userId) => ignore(userId, { platform, type, userId })
+      const out = shape.serialize(a, b, ctx, type)
+      const v = o?.v ?? this.v
+      const ask = o?.onRecord
+      if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord, ask)
+      if (out.length === 0) {
+        this.ledger.ignored()
+        if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'ignored' })
+        return false
+      }
+      let queued = false
+      for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec, ask)) queued = true
+      return queued
     } catch (error) {
-      this.invalid++
-      throw error
+      return this.rejectInvalid(error, platform, type, o?.onRecord)
     }
-    const v = o?.v ?? this.v
-    if (!Array.isArray(out)) return this.queueRecord(platform, type, v, out as WireRecord)
-    if (out.length === 0) {
-      this.ignored++
+  }
+
+  /**
+   * A handle for a record its caller asked about (`onRecord`): returns what settles it. Only
+   * ever built when asked, so the hot path pays nothing for it.
+   */
+  private handle(ask: Ask, platform: Platform, type: RecordType, userId: string | undefined, key: string): Fate {
+    let settle: Fate = () => {}
+    const outcome = new Promise<RecordOutcome>((resolve) => {
+      settle = resolve
+    })
+    try {
+      ask({ key, platform, type, userId, outcome })
+    } catch (error) {
+      this.reportError(error) // the caller's callback must not break the call
+    }
+    return settle
+  }
+
+  /**
+   * A record that cannot be sent (a broken rule, a getter that throws, JSON that cannot carry
+   * it): counted `invalid`, then thrown with `strict`, else reported and the call returns.
+   */
+  private rejectInvalid(error: unknown, platform: Platform, type: RecordType, ask: Ask | undefined): false {
+    this.ledger.invalid()
+    const err =
+      error instanceof ConvotrackError
+        ? error
+        : Object.assign(
+            new InvalidRecordError(
+              '',
+              `could not be read: ${error instanceof Error ? error.message : String(error)}`,
+              `${platform} ${type}`,
+            ),
+            { cause: error },
+          )
+    if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'invalid', error: err })
+    if (this.opts.strict) throw error
+    this.reportError(err, { platform, type, userId: undefined })
+    return false
+  }
+
+  /** A turn setting's check: true when it passed; else thrown with `strict`, or reported. */
+  private validSetting(check: () => void): boolean {
+    try {
+      check()
+      return true
+    } catch (error) {
+      if (this.opts.strict) throw error
+      this.reportError(error)
       return false
     }
-    let queued = false
-    for (const rec of out as readonly WireRecord[]) if (this.queueRecord(platform, type, v, rec)) queued = true
-    return queued
   }
 
   /** One serialized record: the ignore list, the wire JSON, `redact`, then the queue. */
-  private queueRecord(platform: Platform, type: RecordType, v: ApiVersion, rec: WireRecord): boolean {
+  private queueRecord(
+    platform: Platform,
+    type: RecordType,
+    v: ApiVersion,
+    wire: WireRecord,
+    ask: Ask | undefined,
+  ): boolean {
     const ignore = this.ignore
-    if (ignore && rec.userId !== undefined && ignore(rec.userId, { platform, type, userId: rec.userId })) {
-      this.ignored++
+    if (ignore && wire.userId !== undefined && ignore(wire.userId, { platform, type, userId: wire.userId })) {
+      this.ledger.ignored()
+      if (ask) this.handle(ask, platform, type, wire.userId, '')({ status: 'dropped', reason: 'ignored' })
       return false
     }
+    const rec = this.hooks.length > 0 ? this.hooked(platform, type, wire) : wire
     {
       let body: string
       try {
         body = JSON.stringify(rec.body)
       } catch {
-        try {
-          body = toWireJson(rec.body, `${platform} ${type}`) // names the field, or throws
-        } catch (error) {
-          this.invalid++
-          throw error
-        }
+        body = toWireJson(rec.body, `${platform} ${type}`) // names the field, or throws
       }
       if (this.opts.redact) {
         const meta = { platform, type, userId: rec.userId }
         const redacted = this.opts.redact(JSON.parse(body) as JsonObject, meta)
         if (redacted === null || redacted === undefined) {
-          this.drop('redacted', { ...meta, body })
+          this.drop('redacted', { ...meta, body }, ask)
           return false
         }
         body = toWireJson(redacted, `${platform} ${type} (after redact)`)
       }
-      return this.enqueue(platform, type, v, rec.userId, body, rec.conversation)
+      return this.enqueue(platform, type, v, rec.userId, body, rec.conversation, ask)
     }
   }
 
@@ -408,15 +535,19 @@ class TrackerImpl extends EventEmitter implements Tracker {
     userId: string | undefined,
     body: string,
     conversation?: string,
+    ask?: Ask,
   ): boolean {
-    if (this.sink) {
-      this.sink({ platform, type, userId, v, body })
-      return true
-    }
     const path = this.path(platform, type, v)
     if (this.opts.debug) this.logger.log(`[convotrack] queued POST ${maskApiKey(path)} ${body}`)
-    if (!this.transport.enqueue(path, v, { platform, type, userId, body, conversation })) {
+    let key: string | undefined
+    let fate: Fate | undefined
+    if (ask) {
+      key = this.transport.newKey()
+      fate = this.handle(ask, platform, type, userId, key)
+    }
+    if (!this.outlet.enqueue(path, v, { platform, type, userId, body, conversation, key, fate })) {
       this.dropFull(platform, type, userId)
+      fate?.({ status: 'dropped', reason: 'queue_full' })
       return false
     }
     if (!this.watchingExit) this.watchExit()
@@ -424,8 +555,8 @@ class TrackerImpl extends EventEmitter implements Tracker {
   }
 
   /** A record after close(): counted as dropped (`closed`) and reported, never thrown at the bot. */
-  private refuse(platform: Platform, type: RecordType, userId: string | undefined): false {
-    this.drop('closed', { platform, type, userId })
+  private refuse(platform: Platform, type: RecordType, userId: string | undefined, ask?: Ask): false {
+    this.drop('closed', { platform, type, userId }, ask)
     return false
   }
 
@@ -434,7 +565,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
     return {
       ...this.transport.pendingSummary(),
       held: this.held.records,
-      queueFull: this.transport.counters.droppedByReason.queue_full,
+      queueFull: this.ledger.counts.droppedByReason.queue_full,
     }
   }
 
@@ -466,7 +597,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
         : this.exitFlushMs > 0
           ? `the process is ending after waiting up to ${this.exitFlushMs} ms for delivery (flushOnExit)`
           : 'the process is ending (flushOnExit is off)'
-    this.loss.add(facts.records + facts.held)
+    this.ledger.lostAtExit(facts.records + facts.held)
     this.logger.warn(
       `[convotrack] ${how} with ${describeUndelivered(facts)}. To wait for delivery, call \`await tracker.close()\` before the process ends.`,
     )
@@ -498,7 +629,14 @@ class TrackerImpl extends EventEmitter implements Tracker {
    * have produced (echoes, receipts, the bot's own DMs, ignored users) are counted as `ignored`,
    * as when the queue has room.
    */
-  private dropCallFull<A, B>(platform: Platform, type: RecordType, shape: RecordShape<A, B>, a: A, b: B): false {
+  private dropCallFull<A, B>(
+    platform: Platform,
+    type: RecordType,
+    shape: RecordShape<A, B>,
+    a: A,
+    b: B,
+    ask: Ask | undefined,
+  ): false {
     const ignore = this.ignore
     const ctx: SerializeContext = ignore
       ? {
@@ -508,23 +646,27 @@ class TrackerImpl extends EventEmitter implements Tracker {
       : this.fullCtx
     const users = shape.users(a, b, ctx, type)
     if (users.length === 0) {
-      this.ignored++
+      this.ledger.ignored()
+      if (ask) this.handle(ask, platform, type, undefined, '')({ status: 'dropped', reason: 'ignored' })
       return false
     }
     for (let i = 0; i < users.length; i++) {
       const userId = users[i]
-      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) this.ignored++
-      else this.dropFull(platform, type, userId)
+      if (ignore && userId !== undefined && ignore(userId, { platform, type, userId })) {
+        this.ledger.ignored()
+        if (ask) this.handle(ask, platform, type, userId, '')({ status: 'dropped', reason: 'ignored' })
+      } else {
+        this.dropFull(platform, type, userId)
+        if (ask)
+          this.handle(ask, platform, type, userId, this.transport.newKey())({ status: 'dropped', reason: 'queue_full' })
+      }
     }
     return false
   }
 
   /** A record the full queue refused: counted exactly, a `dropped` event, and a summary on `onError`. */
   private dropFull(platform: Platform, type: RecordType, userId: string | undefined): false {
-    const c = this.transport.counters
-    c.dropped++
-    c.droppedByReason.queue_full++
-    this.loss.add()
+    this.ledger.dropped('queue_full')
     if (this.listenerCount('dropped') > 0) this.safeEmit('dropped', 'queue_full', { platform, type, userId })
     this.fullDrops.add(platform, type, userId)
     return false
@@ -538,25 +680,24 @@ class TrackerImpl extends EventEmitter implements Tracker {
     this.reportError(new DroppedRecordError('queue_full', message, count), record)
   }
 
-  private drop(reason: DropReason, meta: RecordInfo & { body?: string }): void {
-    const c = this.transport.counters
-    c.dropped++
-    c.droppedByReason[reason]++
+  private drop(reason: DropReason, meta: RecordInfo & { body?: string }, ask?: Ask): void {
+    this.ledger.dropped(reason)
+    if (ask) this.handle(ask, meta.platform, meta.type, meta.userId, '')({ status: 'dropped', reason })
     this.safeEmit('dropped', reason, info(meta, false))
     if (reason === 'redacted') return // deliberate: counted, not an error
     const message =
       reason === 'closed'
         ? 'the tracker is closed: record dropped (create a new tracker to track more records)'
         : `record dropped (${reason})`
-    this.lose(new DroppedRecordError(reason, message), meta, meta.body)
+    this.reportLost(new DroppedRecordError(reason, message), meta, meta.body)
   }
 
-  private lose(
+  /** A lost record, reported (the ledger counted it). */
+  private reportLost(
     error: ConvotrackError | TransportError,
     meta: RecordInfo & { body?: string },
     body: string | undefined,
   ): void {
-    this.loss.add()
     this.reportError(error, { ...info(meta, false), body: body ?? meta.body })
   }
 

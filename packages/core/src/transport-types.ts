@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { TransportError } from './errors'
 import type { RetryOptions } from './retry'
+import type { RecordOutcome } from './tracker-types'
 import type { Platform, RecordType } from './types'
 
 /** What the transport knows of a record, handed to `onError` and the events. */
@@ -12,15 +13,19 @@ export interface RecordMeta {
   body: string
   /** Delivery order is kept per conversation: this key, else the user. */
   conversation?: string | undefined
+  /** Its idempotency key when one was made at the call (someone asked for its fate); else made when first sent. */
+  key?: string | undefined
+  /** Told what became of it, when someone asked (`onRecord`). */
+  fate?: ((outcome: RecordOutcome) => void) | undefined
 }
 
 /** A record waiting to be delivered. */
 export interface Pending extends RecordMeta {
+  /** Idempotency key: stable across retries (header `Idempotency-Key`, or `idempotencyKey` in a batch); '' until first sent. */
+  key: string
   /** Path + query of its single-record request (`/track?platform&v&type&apiKey`). */
   path: string
   v: string
-  /** Idempotency key: stable across retries (header `Idempotency-Key`, or `idempotencyKey` in a batch). */
-  key: string
   /** Its ordering lane: the platform and conversation (else user), so they arrive in order. */
   lane: string
   /** Bytes in a batch (0 until measured). */

@@ -5,20 +5,15 @@ import { Connections } from './connections'
 import { Deadlines } from './deadlines'
 import { type AttemptFailure, refusedRecordError, scrub, toTransportError } from './delivery-errors'
 import type { TransportError } from './errors'
+import { decideFailure, NO_ANSWER_BURST_MS, servedReopens } from './failure-policy'
 import { Fifo } from './fifo'
 import { Gate } from './gate'
 import { IdempotencyKeys } from './idempotency'
 import { Lanes } from './lanes'
+import type { Ledger } from './ledger'
 import { ConcurrencyLimiter } from './limiter'
 import { RatePacer } from './pacer'
-import {
-  backoffDelay,
-  DEFAULT_RETRY,
-  isConnectError,
-  isRetryableStatus,
-  parseRetryAfter,
-  type RetryOptions,
-} from './retry'
+import { DEFAULT_RETRY, isConnectError, parseRetryAfter, type RetryOptions } from './retry'
 import type {
   Pending,
   PendingSummary,
@@ -38,14 +33,6 @@ const MIN_CONCURRENCY = 4
 const INITIAL_CONCURRENCY = 16
 /** Batches in flight at once: more only splits the backlog into smaller batches. */
 const BATCHES_IN_FLIGHT = 8
-/** Consecutive rate-limit answers (no success between) that mean "everything is refused": close the gate. */
-const LIMITED_RUN_GATES = 8
-/** Failures without an answer this close together are one burst: the service's trouble, not the record's. */
-const NO_ANSWER_BURST_MS = 1_000
-/** Attempts a shipment may be spared by such bursts before they count (a record that itself kills the service still fails). */
-const MAX_SPARED = 20
-/** Longest gate step while the service is unreachable: one cheap probe per second at most. */
-const GATE_MAX_MS = 1_000
 
 /**
  * Delivers records off the hot path: per-conversation lanes bounded by bytes (and optionally a
@@ -69,7 +56,7 @@ export class Transport implements AttemptOwner {
   private inFlight = 0
   private requests = 0
   private retrying = 0
-  private heldBytes = 0
+  private queuedBytes = 0
   private pumpScheduled = false
   private paceTimer: NodeJS.Timeout | undefined
   /**
@@ -78,6 +65,8 @@ export class Transport implements AttemptOwner {
    * not a fault of its own.
    */
   private answeredSentAt = 0
+  /** When the newest request the service served (any answer but a 503) was sent. */
+  private servedSentAt = 0
   /** When the last failure without an answer came. */
   private noAnswerAt = 0
   /**
@@ -103,27 +92,19 @@ export class Transport implements AttemptOwner {
   private readonly basePath: string
   private readonly batchPath: string
   private readonly retry: Required<RetryOptions>
-  private readonly gateRetry: Required<RetryOptions>
   private readonly userAgent: string
   private readonly batchHeaders: string[]
-  readonly counters = {
-    sent: 0,
-    retried: 0,
-    failed: 0,
-    dropped: 0,
-    droppedByReason: { queue_full: 0, redacted: 0, closed: 0 },
-  }
-
   constructor(
     private readonly opts: TransportOptions,
     private readonly hooks: TransportHooks,
+    /** Where every count goes (the tracker's: see ledger.ts). */
+    private readonly ledger: Ledger,
   ) {
     const url = new URL(opts.baseUrl)
     this.origin = url.origin
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.batchPath = `${this.basePath}/track/batch?${new URLSearchParams({ apiKey: opts.apiKey })}`
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
-    this.gateRetry = { ...this.retry, maxDelayMs: Math.min(this.retry.maxDelayMs, GATE_MAX_MS) }
     this.deadlines = new Deadlines(opts.timeoutMs)
     const cap = Math.max(1, opts.concurrency)
     this.limiter = new ConcurrencyLimiter(Math.min(MIN_CONCURRENCY, cap), cap, INITIAL_CONCURRENCY)
@@ -143,7 +124,7 @@ export class Transport implements AttemptOwner {
   /** True when a new record would be dropped: check before serializing it. */
   get full(): boolean {
     return (
-      this.heldBytes >= this.opts.maxQueueBytes ||
+      this.queuedBytes >= this.opts.maxQueueBytes ||
       (this.opts.maxQueueSize !== undefined && this.pending >= this.opts.maxQueueSize)
     )
   }
@@ -168,6 +149,11 @@ export class Transport implements AttemptOwner {
     }
   }
 
+  /** A fresh idempotency key (for a record whose caller asked for it at the call). */
+  newKey(): string {
+    return this.keys.next()
+  }
+
   /** Path + query of the tracking endpoint (spec 4.1), without the origin. */
   trackPath(query: string): string {
     return `${this.basePath}/track?${query}`
@@ -187,26 +173,28 @@ export class Transport implements AttemptOwner {
       conversation: meta.conversation,
       path,
       v,
-      key: '', // made when first sent: off the hot path, then stable across retries
+      key: meta.key ?? '', // made when first sent (off the hot path) unless asked for, then stable across retries
+      fate: meta.fate,
       lane,
       bytes: 0,
     })
-    this.heldBytes += meta.body.length
+    this.queuedBytes += meta.body.length
     this.arrivals++
     this.schedulePump()
     return true
   }
 
   stats(): TransportStats {
+    const c = this.ledger.counts
     return {
       queued: this.lanes.waiting + this.returnedRecords + this.retrying,
       inFlight: this.inFlight,
       retrying: this.retrying,
-      sent: this.counters.sent,
-      retried: this.counters.retried,
-      failed: this.counters.failed,
-      dropped: this.counters.dropped,
-      droppedByReason: { ...this.counters.droppedByReason },
+      sent: c.sent,
+      retried: c.retried,
+      failed: c.failed,
+      dropped: c.dropped,
+      droppedByReason: { ...c.droppedByReason },
     }
   }
 
@@ -237,13 +225,13 @@ export class Transport implements AttemptOwner {
     this.retryTimers.clear()
     this.retrying = 0
     this.returnedRecords = 0
-    this.heldBytes = 0
+    this.queuedBytes = 0
     this.gate.stop()
     this.deadlines.stop()
     if (this.paceTimer) clearTimeout(this.paceTimer)
-    this.counters.failed += left.length
+    this.ledger.abandoned(left.length, 'failed')
     await this.connections?.destroy()
-    // Requests cut by the teardown settle (as failed) before close() reports.
+    // Requests cut by the teardown end (as failed) before close() reports.
     if (this.inFlight > 0) await this.drain(1_000)
     return left
   }
@@ -276,7 +264,7 @@ export class Transport implements AttemptOwner {
       this.arrivals = 0
       this.arrivalsAt = now
     }
-    if (this.gate.holds(now, this.wake, this.waiters.size > 0)) return
+    if (this.gate.isClosed(now, this.wake, this.waiters.size > 0)) return
     let limit = this.gate.probing ? 1 : this.limiter.limit
     if (this.batchLimits && limit > BATCHES_IN_FLIGHT) limit = BATCHES_IN_FLIGHT
     while (this.requests < limit && (this.returned.length > 0 || this.lanes.hasReady)) {
@@ -377,10 +365,10 @@ export class Transport implements AttemptOwner {
   }
 
   /** An attempt ended: its answer read (`error` undefined), or it failed. Called once per attempt. */
-  settle(attempt: Attempt, error: unknown): void {
+  attemptEnded(attempt: Attempt, error: unknown): void {
     const s = attempt.shipment
     const n = s.records.length
-    this.deadlines.settle(attempt)
+    this.deadlines.done(attempt)
     if (attempt.client) this.connections?.give(attempt.client, this.limiter.limit)
     this.inFlight -= n
     this.requests--
@@ -424,6 +412,8 @@ export class Transport implements AttemptOwner {
     results: ReturnType<typeof parseBatchResults>,
   ): void {
     if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt
+    if (s.sentAt > this.servedSentAt) this.servedSentAt = s.sentAt
+    if (servedReopens(s.sentAt, this.gate.unavailableSentAt)) this.gate.reopen()
     this.limitedRun = 0
     this.gate.opened()
     this.pacer.onAccepted(now)
@@ -436,118 +426,79 @@ export class Transport implements AttemptOwner {
       now,
       s.batch ? 0 : this.arrivalRate,
     )
-    this.lanes.settle(s.records)
+    this.lanes.free(s.records)
     for (let i = 0; i < s.records.length; i++) {
       const rec = s.records[i] as Pending
-      this.heldBytes -= rec.body.length
+      this.queuedBytes -= rec.body.length
       const r = results?.[i]
       if (r?.status === 'refused') {
-        this.counters.failed++
+        this.ledger.failed(1, true)
         this.hooks.onFailed(refusedRecordError(r.error, s.attempts), rec)
       } else {
-        this.counters.sent++
+        this.ledger.sent()
         this.hooks.onSent(rec, status)
       }
     }
   }
 
+  /** A failed attempt: the failure policy decides, this applies the decision. */
   private failed(s: Shipment, f: AttemptFailure, now: number): void {
-    const { status } = f
-    if (this.destroyed) {
-      this.fail(s, f, true)
-      return
-    }
-    if (s.batch && (status === 404 || status === 405)) {
-      // No batch endpoint after all: single records from now on, this batch's included.
+    const gate = this.gate
+    const lone = this.lone
+    const d = decideFailure(
+      {
+        status: f.status,
+        retryAfterMs: f.retryAfterMs,
+        connectFailed: f.status === undefined && isConnectError(f.error),
+        stale: f.stale,
+      },
+      s,
+      {
+        shuttingDown: this.destroyed,
+        maxAttempts: this.retry.maxAttempts,
+        answeredSentAt: this.answeredSentAt,
+        servedSentAt: this.servedSentAt,
+        noAnswerAt: this.noAnswerAt,
+        lone: lone && { isThis: lone === s, spared: lone.spared },
+        limitedRun: this.limitedRun,
+        gateRound: gate.round,
+        probing: gate.probing,
+        connectFailures: gate.connectFailures,
+      },
+      now,
+      this.retry,
+    )
+    const next = d.next
+    this.answeredSentAt = next.answeredSentAt
+    this.servedSentAt = next.servedSentAt
+    this.noAnswerAt = next.noAnswerAt
+    this.limitedRun = next.limitedRun
+    gate.probing = next.probing
+    gate.connectFailures = next.connectFailures
+    if (d.verdict === 'unbatch') {
       this.batchLimits = undefined
       this.batchAllowed = false
       this.lanes.giveBack(s.records)
       return
     }
-    if (status !== undefined) {
-      if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt // the service answers
-      this.gate.connectFailures = 0
-      const limited = status === 429 || (status === 503 && f.retryAfterMs !== undefined)
-      if (!limited) this.gate.probing = false
-      if (!isRetryableStatus(status)) {
-        this.fail(s, f, false)
-        return
-      }
-      if (limited) {
-        this.pacer.onLimited(now)
-        this.limitedRun++
-        if (s.attempts < this.retry.maxAttempts && (this.gate.probing || this.limitedRun >= LIMITED_RUN_GATES)) {
-          // Everything is refused: hold every request for the Retry-After, then probe. The
-          // service answered, so the attempt counts: a service that refuses for good fails records.
-          if (s.round === this.gate.round)
-            this.gate.close(now, Math.min(f.retryAfterMs ?? backoffDelay(1, this.retry), this.retry.maxRetryAfterMs))
-          this.hold(s, f, now)
-          return
-        }
-      } else {
-        this.limiter.onCongestion(s.sentAt, now)
-      }
-      if (s.attempts >= this.retry.maxAttempts) {
-        this.fail(s, f, true)
-        return
-      }
-      const wait =
-        limited && f.retryAfterMs !== undefined
-          ? Math.min(f.retryAfterMs, this.retry.maxRetryAfterMs)
-          : backoffDelay(s.attempts, this.retry)
-      this.later(s, f, wait)
-      return
-    }
-    // No answer: refused, reset, socket error, or the deadline.
-    const connect = isConnectError(f.error)
-    if (f.stale && !connect) {
-      // A kept-alive socket the service had closed: again at once, on another connection (this
-      // one reconnects), spending no attempt. Its idempotency key makes a resend safe; it cannot
-      // loop, since a socket that failed is not reused.
-      s.attempts--
-      this.hold(s, f, now)
-      return
-    }
-    if (!connect) this.limiter.onCongestion(s.sentAt, now)
-    const burst = now - this.noAnswerAt < NO_ANSWER_BURST_MS
-    this.noAnswerAt = now
-    const lone = this.lone
-    this.lone = undefined
-    if (burst && lone !== undefined && lone !== s && lone.spared < MAX_SPARED) {
-      // The first failure of this burst could not know it was one: its attempt back.
+    if (d.spareLone && lone) {
       lone.attempts--
       lone.spared++
     }
-    if (connect || this.answeredSentAt <= s.sentAt) {
-      // Nothing sent after this request was answered: the service is unreachable (or went away
-      // while it was in flight), not this request's fault. Hold everything (one gate step per
-      // round), spend no attempt.
-      s.attempts--
-      if (s.round === this.gate.round) this.gate.close(now, backoffDelay(++this.gate.connectFailures, this.gateRetry))
-      this.hold(s, f, now)
-      return
-    }
-    if (burst && s.spared < MAX_SPARED) {
-      // Others failed the same way within the last second (a service restarting, flapping,
-      // dropping its connections): retried with backoff, spending no attempt.
-      s.attempts--
-      s.spared++
-      this.later(s, f, backoffDelay(s.spared, this.gateRetry))
-      return
-    }
-    // Alone so far: the attempt counts, unless another failure without an answer follows within
-    // the burst window. On the last attempt the verdict waits for that window.
-    this.lone = s
-    if (s.attempts >= this.retry.maxAttempts) {
-      this.later(s, f, NO_ANSWER_BURST_MS, true)
-      return
-    }
-    this.later(s, f, backoffDelay(s.attempts, this.retry))
+    if (d.lone !== 'keep') this.lone = d.lone === 'this' ? s : undefined
+    if (d.pace) this.pacer.onLimited(now)
+    if (d.shrink) this.limiter.onCongestion(s.sentAt, now)
+    if (!d.spendAttempt) s.attempts--
+    if (d.spare) s.spared++
+    if (d.closeGateMs !== undefined) gate.close(now, d.closeGateMs, d.closedByUnavailable ? s.sentAt : undefined)
+    if (d.verdict === 'fail') this.fail(s, f, d.retryable)
+    else if (d.verdict === 'gate') this.behindGate(s, f, now)
+    else this.later(s, f, d.delayMs, d.judge)
   }
 
-  /** Back in the queue of returned requests, held by the gate. */
-  private hold(s: Shipment, f: AttemptFailure, now: number): void {
-    this.counters.retried += s.records.length
+  /** Back in the queue of returned requests, behind the gate. */
+  private behindGate(s: Shipment, f: AttemptFailure, now: number): void {
+    this.ledger.retried(s.records.length)
     this.returned.push(s)
     this.returnedRecords += s.records.length
     this.retryEvent(s, f, Math.max(0, this.gate.until - now))
@@ -570,7 +521,7 @@ export class Transport implements AttemptOwner {
           this.afterSettle()
           return
         }
-        this.counters.retried += n
+        this.ledger.retried(n)
         this.retryEvent(s, f, 0)
       }
       this.returned.push(s)
@@ -580,7 +531,7 @@ export class Transport implements AttemptOwner {
     if (this.waiters.size === 0) timer.unref()
     this.retryTimers.set(timer, s)
     if (judge) return
-    this.counters.retried += n
+    this.ledger.retried(n)
     this.retryEvent(s, f, delay)
   }
 
@@ -591,11 +542,11 @@ export class Transport implements AttemptOwner {
   }
 
   private fail(s: Shipment, f: AttemptFailure, retryable: boolean): void {
-    this.lanes.settle(s.records)
+    this.lanes.free(s.records)
     const error = this.toError(f, s.attempts, retryable)
     for (const rec of s.records) {
-      this.heldBytes -= rec.body.length
-      this.counters.failed++
+      this.queuedBytes -= rec.body.length
+      this.ledger.failed()
       this.hooks.onFailed(error, rec)
     }
   }

@@ -19,12 +19,18 @@ const log = (t: Tracker) => (i: number, userId: string) => t.universal.logIncomi
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function until(ok: () => boolean, timeoutMs = 5_000): Promise<void> {
+async function until(ok: () => boolean, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs
   while (!ok()) {
     if (Date.now() > end) throw new Error(`not true within ${timeoutMs} ms: ${ok}`)
     await sleep(5)
   }
+}
+
+/** Resolves in a later millisecond than now (requests are ordered by their send time in ms). */
+async function laterMillisecond(): Promise<void> {
+  const now = Date.now()
+  while (Date.now() <= now) await new Promise((r) => setImmediate(r))
 }
 
 function storedOnce(s: FakeService, n: number): void {
@@ -70,8 +76,18 @@ describe('delivery engine, default options', () => {
   it('503 + Retry-After: the gate holds every request, then all delivered', async () => {
     svc = await startFakeService({}, { unavailable: true, retryAfterSec: 1 })
     tracker = createTracker({ apiKey: 'k', baseUrl: svc.url })
+    // Wait for two probes: retries that come after the first round's (which all fail at once).
+    let firstAt = 0
+    let probes = 0
+    const twoProbes = new Promise<void>((r) =>
+      tracker?.on('retry', () => {
+        const now = Date.now()
+        if (firstAt === 0) firstAt = now
+        else if (now - firstAt >= 500 && ++probes === 2) r()
+      }),
+    )
     for (let i = 0; i < 300; i++) log(tracker)(i, `u${i}`)
-    await new Promise((r) => setTimeout(r, 1_500))
+    await twoProbes
     const during = svc.requests.track
     // The first round (at most the starting limit of 16), then about one probe per Retry-After.
     expect(during).toBeLessThanOrEqual(16 + 8 + 4)
@@ -80,11 +96,65 @@ describe('delivery engine, default options', () => {
     storedOnce(svc, 300)
   })
 
+  it('503 + Retry-After to the first record: a record for another conversation waits until the time it gave', async () => {
+    let first = true
+    svc = await startFakeService(
+      {},
+      {
+        retryAfterSec: 1,
+        unavailableIf: (raw) => {
+          if (!raw.includes('"first"') || !first) return undefined
+          first = false
+          return 0
+        },
+      },
+    )
+    const s = svc
+    tracker = createTracker({ apiKey: 'k', baseUrl: s.url })
+    const retried = new Promise<void>((r) => tracker?.on('retry', () => r()))
+    tracker.universal.logIncoming({ text: 'first', userId: 'a' })
+    await retried // the 503 is in
+    tracker.universal.logIncoming({ text: 'second', userId: 'b' })
+    expect(await tracker.flush(10_000)).toMatchObject({ delivered: true, sent: 2, failed: 0 })
+    const unavailableAt = s.answers.find((a) => a.status === 503)?.at as number
+    const second = s.answers.find((a) => a.status === 201 && a.raw.includes('"second"'))?.at as number
+    // 503 says the service is unavailable, not this request: nothing goes before the time it gave.
+    expect(second - unavailableAt).toBeGreaterThanOrEqual(1_000)
+    expect(s.stored.map((r) => r.body.text).sort()).toEqual(['first', 'second'])
+  })
+
+  it('503 + Retry-After from one instance while a request sent after it is served: only that record waits', async () => {
+    svc = await startFakeService(
+      {},
+      { retryAfterSec: 3, unavailableIf: (raw) => (raw.includes('"slow"') ? 300 : undefined) },
+    )
+    const s = svc
+    tracker = createTracker({ apiKey: 'k', baseUrl: s.url })
+    const t = tracker
+    const retried = new Promise<void>((r) => t.on('retry', () => r()))
+    t.universal.logIncoming({ text: 'slow', userId: 'a' })
+    await until(() => s.inFlight === 1)
+    await laterMillisecond() // sent after "slow"
+    t.universal.logIncoming({ text: 'fast', userId: 'b' })
+    await until(() => s.stored.length === 1)
+    await retried // the 503 of "slow" is in, after "fast" was served
+    s.faults.unavailableIf = undefined
+    t.universal.logIncoming({ text: 'after', userId: 'c' })
+    await until(() => s.stored.length === 2)
+    // Not held by a gate: "after" went at once while "slow" waits out its own Retry-After.
+    expect(s.stored.map((r) => r.body.text)).toEqual(['fast', 'after'])
+    expect(t.stats().retrying).toBe(1)
+    expect(await t.flush(10_000)).toMatchObject({ delivered: true, sent: 3, failed: 0 })
+  })
+
   it('a host that accepts connections and never answers: gate, one probe at a time, no attempts burnt; then recovery', async () => {
     svc = await startFakeService({}, { silent: true })
     tracker = createTracker({ apiKey: 'k', baseUrl: svc.url, timeoutMs: 300, retry: { maxAttempts: 2 } })
+    // Several deadlines pass: the first round's, then three probes' (retry events, no clock).
+    let retries = 0
+    const deadlines = new Promise<void>((r) => tracker?.on('retry', () => ++retries === 16 + 3 && r()))
     for (let i = 0; i < 100; i++) log(tracker)(i, `u${i}`)
-    await new Promise((r) => setTimeout(r, 2_000))
+    await deadlines
     const s = tracker.stats()
     expect(s.failed).toBe(0) // 2 attempts each, several deadlines passed: none spent
     expect(s.sent).toBe(0)
@@ -147,7 +217,7 @@ describe('delivery engine, default options', () => {
       onError: (e) => errors.push(e.message),
     })
     tracker.universal.logIncoming({ text: 'first', userId: 'a' })
-    await sleep(30)
+    await laterMillisecond()
     // Sent after "first" and answered before it fails: the service was answering, so the reset
     // of "first" (on a fresh connection) looks like its own fault at the time it comes.
     tracker.universal.logIncoming({ text: 'second', userId: 'b' })
@@ -157,8 +227,10 @@ describe('delivery engine, default options', () => {
     // Within the burst window the service goes away: "third" is refused, so "first" was the
     // first failure of a burst.
     await s.down()
+    const t = tracker
+    const refused = new Promise<void>((r) => t.on('retry', (_e, rec) => rec.userId === 'c' && r()))
     tracker.universal.logIncoming({ text: 'third', userId: 'c' })
-    await sleep(300)
+    await refused // "third" failed without an answer within the burst window
     await s.up()
     const result = await tracker.flush(10_000)
     expect(result, `${JSON.stringify(result)}\n${errors.join('\n')}`).toMatchObject({
@@ -175,7 +247,7 @@ describe('delivery engine, default options', () => {
     const errors: ConvotrackError[] = []
     tracker = createTracker({ apiKey: 'k', baseUrl: s.url, retry: { maxAttempts: 1 }, onError: (e) => errors.push(e) })
     tracker.universal.logIncoming({ text: 'poison', userId: 'a' })
-    await sleep(10)
+    await laterMillisecond()
     // Sent after "poison" and answered long before its reset (300 ms): the service is up.
     tracker.universal.logIncoming({ text: 'fine', userId: 'b' })
     const result = await tracker.flush(10_000)

@@ -107,9 +107,8 @@ describe('at a natural exit (the event loop empties)', () => {
       ${log20}
       t.universal.logOutgoing({ text: 'reply', userId: 'user0' })
     `)
+    // It ends (a hung process would not end at all: the test's timeout is the bound, no wall clock).
     expect(run.code).toBe(0)
-    // ends, well within a generous bound (the flush waits 1 s; a hung process would not end at all)
-    expect(run.ms).toBeLessThan(15_000)
     const lines = run.stderr.split('\n').filter((l) => l.includes('undelivered'))
     expect(lines).toEqual([
       expect.stringContaining(
@@ -142,8 +141,7 @@ describe('at a natural exit (the event loop empties)', () => {
     expect(run.code).toBe(0)
     const { base, now } = JSON.parse(run.stdout.trim())
     expect(now).toEqual(base)
-    // a 60 s exit flush would show: the process ends long before
-    expect(run.ms).toBeLessThan(30_000)
+    // a 60 s exit flush would show as a test timeout (30 s): the process ended
     expect(accepted).toHaveLength(1)
   })
 
@@ -167,7 +165,7 @@ describe('process.exit() and signals', () => {
       process.exit(3)
     `)
     expect(run.code).toBe(3)
-    expect(run.ms).toBeLessThan(30_000) // not the 60 s exit flush
+    // not the 60 s exit flush: that would be a test timeout (30 s)
     expect(run.stderr).toContain('process.exit() was called with 20 records undelivered (of 20 conversations)')
     expect(accepted).toHaveLength(0)
   })

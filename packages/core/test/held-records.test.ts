@@ -21,7 +21,14 @@ afterEach(async () => {
   await tracker.close(1000)
 })
 
-const later = <T>(ms: number, value?: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value as T), ms))
+/** A lookup the test settles itself: no clock involved. */
+function lookup(): { promise: Promise<void>; done: () => void } {
+  let done!: () => void
+  const promise = new Promise<void>((r) => {
+    done = r
+  })
+  return { promise, done }
+}
 
 describe('a turn buffer (holdTurn)', () => {
   it('holds records until the turn ends, then logs them in order with the turn’s NotHandled and intent', async () => {
@@ -29,7 +36,7 @@ describe('a turn buffer (holdTurn)', () => {
       const held = tracker.holdTurn()
       held.hold(() => tracker.universal.logIncoming({ text: 'hi', userId: 'u' }))
       expect(tracker.heldTurn()).toBe(held)
-      await later(5)
+      await new Promise((r) => setImmediate(r)) // the handler goes on after an await
       // decided while handling, after the record was held
       tracker.setNotHandled()
       tracker.setOutgoingIntent({ name: 'greet' })
@@ -61,8 +68,9 @@ describe('a turn buffer (holdTurn)', () => {
   it('flush() waits for a turn that ends within its timeout', async () => {
     const held = tracker.withTurn(() => tracker.holdTurn())
     held.hold(() => tracker.universal.logIncoming({ text: 'hi', userId: 'u' }))
-    setTimeout(() => held.end(), 50)
-    expect(await tracker.flush(5000)).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 1 })
+    const flushed = tracker.flush(5000)
+    setImmediate(() => held.end()) // the turn ends while flush() waits
+    expect(await flushed).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 1 })
   })
 
   it('what is still held at the flush deadline is reported in FlushResult.held', async () => {
@@ -95,9 +103,12 @@ describe('a turn buffer (holdTurn)', () => {
 
 describe('work that will produce records (holdWork)', () => {
   it('flush() and close() wait for it, then for the records it handed over', async () => {
-    tracker.holdWork(later(80).then(() => tracker.universal.logIncoming({ text: 'after lookup', userId: 'u' })))
+    const teamInfo = lookup()
+    tracker.holdWork(teamInfo.promise.then(() => tracker.universal.logIncoming({ text: 'after lookup', userId: 'u' })))
     expect(tracker.stats().held).toBe(1)
-    expect(await tracker.close(5000)).toMatchObject({ delivered: true, held: 0, sent: 1 })
+    const closing = tracker.close(5000)
+    teamInfo.done() // the lookup answers while close() waits
+    expect(await closing).toMatchObject({ delivered: true, held: 0, sent: 1 })
     expect(sink.records.map((r) => r.body.text)).toEqual(['after lookup'])
   })
 
@@ -108,17 +119,18 @@ describe('work that will produce records (holdWork)', () => {
 
   it('records it hands over after close() are counted as dropped `closed`, never thrown', async () => {
     let thrown: unknown
-    tracker.holdWork(
-      later(100).then(() => {
-        try {
-          tracker.universal.logIncoming({ text: 'too late', userId: 'u' })
-        } catch (error) {
-          thrown = error
-        }
-      }),
-    )
+    const slow = lookup()
+    const work = slow.promise.then(() => {
+      try {
+        tracker.universal.logIncoming({ text: 'too late', userId: 'u' })
+      } catch (error) {
+        thrown = error
+      }
+    })
+    tracker.holdWork(work)
     expect(await tracker.close(10)).toMatchObject({ delivered: false, held: 1 })
-    await later(150)
+    slow.done() // the lookup answers after close() gave up
+    await work
     expect(thrown).toBeUndefined()
     expect(tracker.stats().droppedByReason.closed).toBe(1)
     expect(reported).toContain('dropped_closed')

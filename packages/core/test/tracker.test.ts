@@ -69,8 +69,8 @@ describe('every platform goes to its query values', () => {
 })
 
 describe('bad input', () => {
-  it('a direct call with a bad record throws InvalidRecordError naming the field; nothing is queued', async () => {
-    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
+  it('strict: a direct call with a bad record throws InvalidRecordError naming the field; nothing is queued', async () => {
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, strict: true })
     expect(() => tracker.universal.logIncoming({ text: 'x' } as never)).toThrow(InvalidRecordError)
     expect(() => tracker.logEvent({ type: 'revenueEvent', name: 'b', userId: 'u' } as never)).toThrow(
       /`amount` is required for revenueEvent/,
@@ -90,6 +90,59 @@ describe('bad input', () => {
   })
 })
 
+describe('bad input, default (not strict): never thrown into the bot', () => {
+  it('a numeric userId, a circular or BigInt platformJson, a throwing getter, a bad intent: reported, counted invalid, false returned', async () => {
+    const errors: ConvotrackError[] = []
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, onError: (e) => errors.push(e) })
+    const t = tracker
+    const circular: Record<string, unknown> = {}
+    circular.self = circular
+    const getterThrows = {
+      text: 'x',
+      get userId(): string {
+        throw new Error('platform object went away')
+      },
+    }
+    const calls = [
+      () => t.universal.logIncoming({ text: 'x', userId: 42 } as never),
+      () => t.universal.logIncoming({ text: 'x', userId: 'u', platformJson: circular }),
+      () => t.universal.logIncoming({ text: 'x', userId: 'u', platformJson: { n: 10n } }),
+      () => t.universal.logIncoming(getterThrows),
+      () => t.universal.logIncoming({ text: 'x', userId: 'u' }, { intent: { name: 'x', confidence: 2 } }),
+      () => t.logEvent({ type: 'revenueEvent', name: 'b', userId: 'u' } as never),
+      () => t.logEvent({ type: 'customEvent', name: 'b', userId: 'u' }, { platform: 'nope' as never }),
+    ]
+    for (const call of calls) expect(call()).toBe(false)
+    expect(() => t.setOutgoingIntent({ name: 'x', confidence: -1 })).not.toThrow()
+    expect(() => t.setUserMetadata('ada' as never)).not.toThrow()
+    expect(t.universal.logIncoming({ text: 'fine', userId: 'u' })).toBe(true)
+    expect(await t.flush()).toMatchObject({ sent: 1 })
+    expect(t.stats().invalid).toBe(calls.length)
+    expect(errors.map((e) => [e.constructor.name, e.code])).toEqual(
+      Array.from({ length: calls.length + 2 }, () => ['InvalidRecordError', 'invalid_record']),
+    )
+    expect(errors.map((e) => (e as InvalidRecordError).path)).toEqual([
+      'userId',
+      'platformJson.self',
+      'platformJson.n',
+      '',
+      'intent.confidence',
+      'amount',
+      'platform',
+      'intent.confidence',
+      'metadata',
+    ])
+    expect(errors[3]?.message).toMatch(/platform object went away/)
+    // The turn settings that were refused left nothing behind.
+    expect(sink.records.map((r) => r.body)).toEqual([{ text: 'fine', userId: 'u' }])
+  })
+})
+
+/** Gives the event loop `n` turns: the turns interleave by event-loop order, not by the clock. */
+async function yields(n: number): Promise<void> {
+  for (let k = 0; k < n; k++) await new Promise((r) => setImmediate(r))
+}
+
 describe('per-turn scope', () => {
   it('1 000 interleaved concurrent turns never see each other’s intent or metadata', async () => {
     tracker = createTracker({ apiKey: 'k', baseUrl: sink.url })
@@ -98,11 +151,11 @@ describe('per-turn scope', () => {
         const userId = `user-${i}`
         if (i % 3 === 0) tracker.setNotHandled()
         tracker.setUserMetadata({ n: i })
-        await new Promise((r) => setTimeout(r, Math.random() * 20))
+        await yields(Math.floor(Math.random() * 20))
         tracker.universal.logIncoming({ text: `in ${i}`, userId })
         await new Promise((r) => setImmediate(r))
         tracker.setOutgoingIntent({ name: `intent-${i}` })
-        await new Promise((r) => setTimeout(r, Math.random() * 20))
+        await yields(Math.floor(Math.random() * 20))
         tracker.universal.logOutgoing({ text: `out ${i}`, userId })
       }),
     )
@@ -307,5 +360,18 @@ describe('pause state', () => {
     expect(await ok.isPaused('c1')).toBe(true)
     expect(await ok.isPaused(undefined)).toBe(false)
     await ok.close()
+  })
+})
+
+describe('feedback with a bad score, default (not strict)', () => {
+  it('is reported and counted invalid, never thrown; strict throws it', async () => {
+    const errors: string[] = []
+    tracker = createTracker({ apiKey: 'k', baseUrl: sink.url, onError: (e) => errors.push(e.message) })
+    expect(tracker.feedback({ userId: 'u', score: 9 })).toBe(false)
+    expect(tracker.stats().invalid).toBe(1)
+    expect(errors).toEqual([expect.stringMatching(/`score` must be a whole 1 … 5/)])
+    const strict = createTracker({ apiKey: 'k', baseUrl: sink.url, strict: true })
+    expect(() => strict.feedback({ userId: 'u', score: 9 })).toThrow(InvalidRecordError)
+    await strict.close()
   })
 })

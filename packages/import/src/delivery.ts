@@ -1,10 +1,9 @@
 /**
- * Hands records to the tracker and learns, record by record, which ones the service
- * acknowledged: the tracker's `sent` and `error` events carry the exact wire body, so each
- * body is matched back to the source position that produced it (identical bodies in
- * first-in first-out order, which is all a checkpoint needs: they are interchangeable).
+ * Hands records to the tracker and learns, record by record, what became of each: every call
+ * asks for its records' fate (`onRecord`), so an outcome is tied to the source position that
+ * produced it — no matching of bodies, and a `redact` that rewrites bodies changes nothing.
  */
-import { type ApiVersion, serializeUniversal, type Tracker, toWireJson, type UniversalMessage } from '@convotrack/core'
+import type { ApiVersion, RecordHandle, RecordOutcome, Tracker, UniversalMessage } from '@convotrack/core'
 import type { Direction } from './mapping'
 
 /** The universal-shaped platforms an import may post as (spec 4.4: `universal`, some samples `sms`). */
@@ -16,48 +15,21 @@ export interface DeliveryHooks {
   failed(position: number, code: string, message: string): void
   /** Not sent on purpose: the tracker's ignore list or `redact` dropped it. */
   skipped(position: number): void
-  /** Delivered or not, the tracker gave no sign we could match (a `redact` that rewrites bodies, a custom sink). */
+  /** Delivered or not, the tracker gave no sign (kept for summaries; fates make it rare). */
   unconfirmed(position: number): void
 }
 
-/** @internal Matches tracker events back to source positions; see the file comment. */
+/** @internal Ties each record's fate to its source position; see the file comment. */
 export class Delivery {
-  private readonly waiting = new Map<string, number[]>()
   private count = 0
-  /** The record being handed over right now: an event raised inside that call (a queue_full drop) is its own. */
-  private sending: { key: string; position: number } | undefined
   private readonly wakers = new Set<() => void>()
-  private readonly onSent = (record: { platform: string; type: string; body: string }): void => {
-    if (record.platform === this.platform) this.settle(record.type, record.body, (p) => this.hooks.acknowledged(p))
-  }
-  private readonly onError = (
-    error: { code: string; message: string },
-    record?: { platform: string; type: string; body?: string },
-  ): void => {
-    if (record?.body !== undefined && record.platform === this.platform)
-      this.settle(record.type, record.body, (p) => this.hooks.failed(p, error.code, error.message))
-  }
-
-  /** A full queue drops a record before serializing it: the drop raised inside a hand-over is that record's. */
-  private readonly onDropped = (reason: string): void => {
-    const sending = this.sending
-    if (reason !== 'queue_full' || !sending) return
-    if (this.forget(sending.key, sending.position)) {
-      this.hooks.failed(sending.position, 'dropped_queue_full', 'queue full: record dropped')
-      for (const wake of this.wakers) wake()
-    }
-  }
 
   constructor(
     private readonly tracker: Tracker,
     private readonly platform: ImportPlatform,
     private readonly v: ApiVersion,
     private readonly hooks: DeliveryHooks,
-  ) {
-    tracker.on('sent', this.onSent)
-    tracker.on('error', this.onError)
-    tracker.on('dropped', this.onDropped)
-  }
+  ) {}
 
   /** Records handed over and not settled yet. */
   get outstanding(): number {
@@ -66,29 +38,40 @@ export class Delivery {
 
   /** Hands one record to the tracker (synchronous, like every tracking call). */
   send(position: number, direction: Direction, message: UniversalMessage): void {
-    // The body the tracker will post: the same pure serializer, outside any turn.
-    const body = toWireJson(serializeUniversal(message).body, 'import')
-    const key = `${direction}\n${body}`
-    const list = this.waiting.get(key)
-    if (list) list.push(position)
-    else this.waiting.set(key, [position])
-    this.count++
-    let queued = false
-    this.sending = { key, position }
+    let handles = 0
+    const onRecord = (record: RecordHandle): void => {
+      handles++
+      this.count++
+      void record.outcome.then((outcome) => this.settle(position, outcome))
+    }
     try {
       // A fresh turn: no per-turn state of the caller (NotHandled, metadata) leaks into imported records.
-      queued = this.tracker.withTurn(() =>
-        this.tracker[this.platform][direction === 'incoming' ? 'logIncoming' : 'logOutgoing'](message, { v: this.v }),
+      this.tracker.withTurn(() =>
+        this.tracker[this.platform][direction === 'incoming' ? 'logIncoming' : 'logOutgoing'](message, {
+          v: this.v,
+          onRecord,
+        }),
       )
     } catch (error) {
-      if (this.forget(key, position))
+      // A tracker in strict mode throws an invalid record (its handle already settled it as dropped).
+      if (handles === 0)
         this.hooks.failed(position, (error as { code?: string }).code ?? 'error', (error as Error).message)
-      return
-    } finally {
-      this.sending = undefined
     }
-    // Not queued and no event settled it (a queue_full drop would have): ignored or redacted away.
-    if (!queued && this.forget(key, position)) this.hooks.skipped(position)
+  }
+
+  private settle(position: number, outcome: RecordOutcome): void {
+    this.count--
+    if (outcome.status === 'sent') this.hooks.acknowledged(position)
+    else if (outcome.status === 'failed') this.hooks.failed(position, outcome.error.code, outcome.error.message)
+    else if (outcome.reason === 'ignored' || outcome.reason === 'redacted') this.hooks.skipped(position)
+    else
+      this.hooks.failed(
+        position,
+        outcome.error?.code ?? `dropped_${outcome.reason}`,
+        outcome.error?.message ??
+          (outcome.reason === 'queue_full' ? 'queue full: record dropped' : `record dropped (${outcome.reason})`),
+      )
+    for (const wake of this.wakers) wake()
   }
 
   /** Resolves when fewer than `limit` records are outstanding (or `signal` aborts). */
@@ -103,18 +86,14 @@ export class Delivery {
     return this.count === 0
   }
 
-  /** Stops listening to the tracker. */
+  /** Stops waiting (outcomes still settle). */
   detach(): void {
-    this.tracker.off('sent', this.onSent)
-    this.tracker.off('error', this.onError)
-    this.tracker.off('dropped', this.onDropped)
     for (const wake of this.wakers) wake()
   }
 
   /**
    * One wait: until something settles, or 100 ms. The timer is deliberately ref'd: it keeps
-   * the process alive while the transport's own (unref'd) retry timers run. When the tracker
-   * holds nothing any more but records are still unmatched, they never will be.
+   * the process alive while the transport's own (unref'd) retry timers run.
    */
   private tick(signal?: AbortSignal, maxMs = 100): Promise<void> {
     return new Promise((resolve) => {
@@ -124,50 +103,9 @@ export class Delivery {
         signal?.removeEventListener('abort', done)
         resolve()
       }
-      const timer = setTimeout(
-        () => {
-          this.sweepUnmatched()
-          done()
-        },
-        Math.max(1, Math.min(100, maxMs)),
-      )
+      const timer = setTimeout(done, Math.max(1, Math.min(100, maxMs)))
       this.wakers.add(done)
       signal?.addEventListener('abort', done, { once: true })
     })
-  }
-
-  private sweepUnmatched(): void {
-    if (this.count === 0) return
-    const s = this.tracker.stats()
-    if (s.queued + s.inFlight > 0) return
-    const lost = [...this.waiting.values()].flat()
-    this.waiting.clear()
-    this.count = 0
-    for (const p of lost) this.hooks.unconfirmed(p)
-  }
-
-  private settle(type: string, body: string, then: (position: number) => void): void {
-    const key = `${type}\n${body}`
-    let position: number | undefined
-    if (this.sending?.key === key && this.forget(key, this.sending.position)) position = this.sending.position
-    else {
-      const list = this.waiting.get(key)
-      position = list?.shift()
-      if (position === undefined) return // another caller's record on the same tracker
-      if (list && list.length === 0) this.waiting.delete(key)
-      this.count--
-    }
-    then(position)
-    for (const wake of this.wakers) wake()
-  }
-
-  private forget(key: string, position: number): boolean {
-    const list = this.waiting.get(key)
-    const i = list ? list.lastIndexOf(position) : -1
-    if (!list || i < 0) return false
-    list.splice(i, 1)
-    if (list.length === 0) this.waiting.delete(key)
-    this.count--
-    return true
   }
 }

@@ -1,5 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
-
 /**
  * Paces records to at most `perSecond`, evenly spaced (no bursts beyond one record after a
  * stall). `Infinity` or 0 means no limit.
@@ -23,6 +21,23 @@ export class RateLimit {
     const wait = this.next - now
     this.next += this.interval
     // Below a few ms a timer costs more than it saves; the debt carries to the next wait.
-    if (wait >= 4) await sleep(wait, undefined, { signal }).catch(() => undefined)
+    if (wait >= 4) await sleep(wait, signal)
   }
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts. On the global setTimeout (not node:timers/promises)
+ * so tests can drive it with fake timers.
+ */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const done = () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
+  })
 }

@@ -6,14 +6,14 @@
 import { createHmac } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { setTimeout as sleep } from 'node:timers/promises'
 import util from 'node:util'
 import { type ConvotrackError, createTracker, type Tracker, type TrackerOptions } from '@convotrack/core'
 import { kikSdkUnsupportedReason, kikTracking } from '@convotrack/kik'
 import Bot from '@kikinteractive/kik'
 import nock from 'nock'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type Sink, startSink } from '../../../test/support/sink-server'
+import { waitOptions } from '../../../test/support/wait-options'
 
 // The SDK itself cannot run on Node >= 23 (util.isString): there the real-bot tests are skipped,
 // with the reason printed, and only our own error is tested.
@@ -201,15 +201,24 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
     const kik = kikTracking(tracker)
     kik.configHandler(bot)
     bot.use(kik.logHandler)
+    const users = ['alice', 'bob', 'carol', 'dave']
+    // Every turn replies only once all four have started and set their intents; alice last.
+    let started = 0
+    let allStarted!: () => void
+    const everyoneStarted = new Promise<void>((resolve) => {
+      allStarted = resolve
+    })
     bot.onTextMessage((incoming) => {
       const who = incoming.from
       if (who === 'carol') tracker.setNotHandled()
       // set at once, used after the other conversations' turns have started and set theirs
       tracker.setOutgoingIntent({ name: `answer_${who}` })
-      void sleep(who === 'alice' ? 60 : 10).then(() => incoming.reply(`for ${who}`))
+      if (++started === users.length) allStarted()
+      // alice's turn was the first to start: it answers after the three others have
+      const ready = who === 'alice' ? everyoneStarted.then(() => new Promise((r) => setImmediate(r))) : everyoneStarted
+      void ready.then(() => incoming.reply(`for ${who}`))
     })
     const post = await serve(bot)
-    const users = ['alice', 'bob', 'carol', 'dave']
     await Promise.all(users.map((u, i) => post([kikText(u, `q from ${u}`, `chat-${u}`, `m-${i}`)])))
     await sink.waitFor(8)
     await tracker.flush()
@@ -241,9 +250,11 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
     await tracker.pauses.setPaused('chat-paused', true)
     const post = await serve(bot)
     await post([kikText('erin', 'anyone?', 'chat-paused', 'm-p'), kikText('frank', 'hello', 'chat-live', 'm-l')])
+    // The paused message is tracked in place of running the handlers: once its record is in,
+    // they would have run.
     await sink.waitFor(3)
     await tracker.flush()
-    await sleep(50)
+    expect(byType('incoming').map((r) => r.body.message.chatId)).toContain('chat-paused')
     expect(handled).toEqual(['chat-live'])
     expect(
       byType('incoming')
@@ -251,7 +262,7 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
         .sort(),
     ).toEqual(['chat-live', 'chat-paused'])
     expect(byType('outgoing').map((r) => r.body.message.to)).toEqual(['frank'])
-    expect(kikApi.flatMap((c) => c.messages.map((m) => m.to))).toEqual(['frank'])
+    await vi.waitFor(() => expect(kikApi.flatMap((c) => c.messages.map((m) => m.to))).toEqual(['frank']), waitOptions)
 
     await tracker.pauses.setPaused('chat-paused', false)
     await post([kikText('erin', 'back?', 'chat-paused', 'm-p2')])
@@ -296,7 +307,7 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
       const post = await serve(bot)
       await post([kikText('ivan', 'crash please', 'chat-i', 'm-i')])
       await sink.waitFor(1)
-      await sleep(20)
+      await vi.waitFor(() => expect(caught).toHaveLength(1), waitOptions)
     } finally {
       process.removeAllListeners('uncaughtException')
       for (const l of saved) process.on('uncaughtException', l)
@@ -330,9 +341,9 @@ describe.skipIf(SDK_UNSUPPORTED)('logHandler + configHandler on a real Kik bot',
         },
         kikText('hal', 'hi', 'chat-h', 'm-h'),
       ])
+      // The receipt comes first in the webhook: had it been tracked, that flush delivers it too.
       await sink.waitFor(events === 'all' ? 4 : 2)
       await tracker.flush()
-      await sleep(30)
       const types = sink.records.map((r) => `${r.type}:${r.body.message.type}`).sort()
       expect(types).toEqual(
         events === 'all'
@@ -419,10 +430,9 @@ describe.skipIf(SDK_UNSUPPORTED)('configHandler: wrapped send and broadcast', ()
     kik.configHandler(bot)
     kik.configHandler(bot)
     kikTracking(tracker).configHandler(bot)
-    await bot.send('once', 'alice')
+    await bot.send('once', 'alice') // tracked within the call: a second record would be flushed below
     await sink.waitFor(1)
     await tracker.flush()
-    await sleep(30)
     expect(sink.records.map((r) => r.body.message)).toEqual([{ type: 'text', body: 'once', to: 'alice' }])
     expect(kikApi).toHaveLength(1)
   })

@@ -1,6 +1,7 @@
 import { type HookMessage, type MessengerHook, receive, send } from '@convotrack/messenger'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Harness, harness, PAGE_ID, sleep, textItem } from './helpers'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { waitOptions } from '../../../test/support/wait-options'
+import { type Harness, harness, PAGE_ID, textItem } from './helpers'
 
 let h: Harness
 beforeEach(async () => {
@@ -50,8 +51,7 @@ describe('receive / send hooks', () => {
     }, nlu)
     const item = textItem('USER_H', 'where is order 1234?')
     bot.ingest(structuredClone(item))
-    await sleep(20)
-    expect(bot.sent).toHaveLength(1)
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(1), waitOptions)
     const records = await h.records()
     expect(records.map((r) => r.body)).toEqual([
       {
@@ -98,7 +98,7 @@ describe('receive / send hooks', () => {
       raw_message: raw,
       intent: 'smalltalk.greet',
     })
-    await sleep(20)
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(1), waitOptions)
     const records = await h.records()
     expect(records[0]?.body.entry[0].messaging).toEqual([{ ...raw, intent: { name: 'smalltalk.greet' } }])
     expect(records[1]?.body.json).toEqual({
@@ -111,11 +111,13 @@ describe('receive / send hooks', () => {
     const bot = botkitLike((message, reply) => reply({ channel: message.channel, text: 'ok' }))
     await h.tracker.pauses.setPaused('USER_P', true)
     bot.ingest({ ...textItem('USER_P', 'hello?'), channel: 'USER_P' })
-    await sleep(20)
+    // The hook tracks the message and decides in the same step: once the record is there, next()
+    // would have run.
+    await vi.waitFor(async () => expect(await h.records()).toHaveLength(1), waitOptions)
     expect(bot.handled).toEqual([])
     await h.tracker.pauses.setPaused('USER_P', false)
     bot.ingest({ ...textItem('USER_P', 'again', 1_700_000_009_000), channel: 'USER_P' })
-    await sleep(20)
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(1), waitOptions)
     expect(bot.handled).toHaveLength(1)
     expect((await h.records()).map((r) => r.type)).toEqual(['incoming', 'incoming', 'outgoing'])
   })
@@ -126,7 +128,7 @@ describe('receive / send hooks', () => {
       reply({ text: 'no recipient at all' })
     })
     bot.ingest({ text: 'not a Messenger event' })
-    await sleep(20)
+    await vi.waitFor(() => expect(bot.sent).toHaveLength(2), waitOptions)
     expect(bot.handled).toHaveLength(1)
     expect(bot.sent).toHaveLength(2)
     expect(h.errors.map((e) => e.code)).toEqual(['invalid_record', 'invalid_record'])

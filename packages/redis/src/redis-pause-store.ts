@@ -141,8 +141,14 @@ export class RedisPauseStore implements PauseStore {
   }
 
   private subscribe(): void {
-    // Both Redis and Cluster have duplicate(): a new connection with the same settings.
-    const sub: RedisClient = (this.client as Redis).duplicate()
+    // Both Redis and Cluster have duplicate(): a new connection with the same settings. On a
+    // single connection, `listen` below subscribes again on every 'ready', with a handler; ioredis's
+    // own re-subscription (autoResubscribe) would send a second SUBSCRIBE whose promise nobody
+    // holds: when the connection closes before its answer (the bot closes this store, or Redis
+    // drops right after a reconnect), it rejects unhandled, which ends a Node process by default.
+    const sub: RedisClient = this.client.isCluster
+      ? (this.client as Cluster).duplicate()
+      : (this.client as Redis).duplicate({ autoResubscribe: false })
     this.subscriber = sub
     const lose = () => {
       // Invalidations may be missed from here on: stop trusting (and filling) the cache.

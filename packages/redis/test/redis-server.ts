@@ -69,14 +69,14 @@ export async function startRedisServer(): Promise<RedisServer> {
     proc.stderr?.on('data', (d) => {
       stderr += d
     })
-    const deadline = Date.now() + 10_000
+    const deadline = Date.now() + 60_000 // a hang detector: a loaded machine starts it slowly
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) throw new Error(`redis-server exited (${proc.exitCode}) on port ${port}: ${stderr}`)
       if (await ping(port)) return
       await new Promise((r) => setTimeout(r, 25))
     }
     proc.kill('SIGKILL')
-    throw new Error(`redis-server did not answer PING on port ${port} within 10 s: ${stderr}`)
+    throw new Error(`redis-server did not answer PING on port ${port} within 60 s: ${stderr}`)
   }
 
   const stop = async () => {

@@ -1,8 +1,18 @@
-import { type FlushResult, LAMBDA_SAFETY_MARGIN_MS, lambdaFlushBudget, type Tracker } from '@convotrack/core'
+import type { FlushResult, Tracker } from '@convotrack/core'
+import { withLambdaFlush } from '@convotrack/core/adapter'
 
 /** Options of {@link withTrackingFlush}. */
 export interface TrackingFlushOptions {
-  /** Longest wait for records to be delivered after the handler returned, in ms. Default 3000. */
+  /**
+   * Longest wait for records to be delivered after the handler returned, in ms. Default 3000.
+   * The same name as in `@convotrack/alexa` and core's `withLambdaFlush`.
+   */
+  flushTimeoutMs?: number
+  /**
+   * The same as `flushTimeoutMs`.
+   *
+   * @deprecated Use `flushTimeoutMs` (one name in every adapter).
+   */
   timeoutMs?: number
   /** Time kept free before the Lambda deadline (`context.getRemainingTimeInMillis()`), in ms. Default core's `LAMBDA_SAFETY_MARGIN_MS` (500). */
   safetyMarginMs?: number
@@ -32,17 +42,8 @@ export function withTrackingFlush<A extends unknown[], R>(
   tracker: Tracker,
   options: TrackingFlushOptions = {},
 ): (...args: A) => Promise<R> {
-  const timeoutMs = options.timeoutMs ?? 3000
-  const margin = options.safetyMarginMs ?? LAMBDA_SAFETY_MARGIN_MS
-  return async (...args: A): Promise<R> => {
-    try {
-      return await handler(...args)
-    } finally {
-      try {
-        await tracker.flush(lambdaFlushBudget(timeoutMs, args[1], margin))
-      } catch (error) {
-        tracker.reportError(error)
-      }
-    }
-  }
+  return withLambdaFlush(handler, tracker, {
+    flushTimeoutMs: options.flushTimeoutMs ?? options.timeoutMs ?? 3000,
+    safetyMarginMs: options.safetyMarginMs,
+  })
 }

@@ -23,7 +23,13 @@ export interface FakeSlackApi {
 
 /** Answers auth.test, chat.postMessage and team.info like Slack does. */
 export function fakeSlackApi(
-  opts: { teamNames?: Record<string, string>; teamInfoDelayMs?: number; teamInfoStatus?: 'ok' | 'missing_scope' } = {},
+  opts: {
+    teamNames?: Record<string, string>
+    teamInfoDelayMs?: number
+    /** team.info answers only once this resolves (a slow Slack the test controls, not a timer). */
+    teamInfoGate?: Promise<void>
+    teamInfoStatus?: 'ok' | 'missing_scope'
+  } = {},
 ): FakeSlackApi {
   const posted: FakeSlackApi['posted'] = []
   const teamInfoCalls: string[] = []
@@ -48,11 +54,13 @@ export function fakeSlackApi(
     })
     .post('/api/team.info')
     .delay(opts.teamInfoDelayMs ?? 0)
-    .reply(200, (_uri, body) => {
+    .reply(async (_uri, body) => {
       const team = form(body).team ?? ''
       teamInfoCalls.push(team)
-      if (opts.teamInfoStatus === 'missing_scope') return { ok: false, error: 'missing_scope', needed: 'team:read' }
-      return { ok: true, team: { id: team, name: opts.teamNames?.[team] ?? `Team ${team}`, domain: 'acme' } }
+      await opts.teamInfoGate
+      if (opts.teamInfoStatus === 'missing_scope')
+        return [200, { ok: false, error: 'missing_scope', needed: 'team:read' }]
+      return [200, { ok: true, team: { id: team, name: opts.teamNames?.[team] ?? `Team ${team}`, domain: 'acme' } }]
     })
   return { posted, teamInfoCalls, done: () => scope.persist(false) }
 }

@@ -490,7 +490,7 @@ describe('concurrency', () => {
       ),
     )
     expect(results.every((r) => r.status === 200)).toBe(true)
-    await sink.waitFor(2 * n, 20_000)
+    await sink.waitFor(2 * n)
     const records = await delivered()
     expect(records).toHaveLength(2 * n)
     for (let i = 0; i < n; i++) {
@@ -564,7 +564,7 @@ describe('concurrency of respond()', () => {
           }),
         ),
       )
-      await sink.waitFor(2 * n, 20_000)
+      await sink.waitFor(2 * n)
       const records = await delivered()
       for (let i = 0; i < n; i++) {
         const mine = records
@@ -675,13 +675,24 @@ describe('never hurts the bot', () => {
 })
 
 describe('team names', () => {
-  /**
-   * A bot that answers "hi" with say('quick') for a team whose team.info answers after
-   * `delayMs`; resolves right after the listener (and the tracking middleware) returned.
-   */
-  async function helloFromSlowTeam(delayMs: number): Promise<void> {
+  /** team.info answers only when the test says so. */
+  function slowTeamInfo(): { answer(): void } {
+    let answer!: () => void
+    const gate = new Promise<void>((resolve) => {
+      answer = resolve
+    })
     nock.cleanAll()
-    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: delayMs })
+    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoGate: gate })
+    return { answer }
+  }
+
+  /**
+   * A bot that answers "hi" with say('quick') for a team whose team.info answers when the
+   * returned `answer()` is called; resolves right after the listener (and the tracking
+   * middleware) returned.
+   */
+  async function helloFromSlowTeam(): Promise<{ answer(): void }> {
+    const teamInfo = slowTeamInfo()
     let listenerDone!: () => void
     const returned = new Promise<void>((resolve) => {
       listenerDone = resolve
@@ -694,12 +705,15 @@ describe('team names', () => {
     })
     void app.sendEvent(messageEvent('C1', 'hi'))
     await returned
+    return teamInfo
   }
 
   it('the first event of a team waits on a slow team.info: flush() right after the listener returns includes both records', async () => {
-    await helloFromSlowTeam(800)
+    const teamInfo = await helloFromSlowTeam()
     expect(sink.records).toHaveLength(0) // still waiting for the team's name
-    const result = await tracker.flush(5000)
+    const flushed = tracker.flush(20_000)
+    teamInfo.answer()
+    const result = await flushed
     expect(result).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 2 })
     expect(sink.records.map((r) => [r.type, r.body.team])).toEqual([
       ['incoming', { id: 'T1', name: 'Slow Team' }],
@@ -708,34 +722,37 @@ describe('team names', () => {
   })
 
   it('the same with close(): both records are delivered before it returns', async () => {
-    await helloFromSlowTeam(800)
-    const result = await tracker.close(5000)
+    const teamInfo = await helloFromSlowTeam()
+    const closed = tracker.close(20_000)
+    teamInfo.answer()
+    const result = await closed
     expect(result).toMatchObject({ delivered: true, pending: 0, held: 0, sent: 2 })
     expect(sink.records.map((r) => r.type)).toEqual(['incoming', 'outgoing'])
   })
 
   it('close() before a slow team.info answers: the held records are counted, not lost silently', async () => {
-    await helloFromSlowTeam(1500)
+    const teamInfo = await helloFromSlowTeam()
     const result = await tracker.close(100)
     expect(result).toMatchObject({ delivered: false, held: 2 }) // the message and the reply, waiting for the name
-    await tracker.flush(3000) // the lookup answers: its records arrive after close
+    teamInfo.answer() // the lookup answers: its records arrive after close
+    await tracker.flush(20_000)
     expect(tracker.stats().droppedByReason.closed).toBe(2)
     expect(sink.records).toHaveLength(0)
   })
 
   it('never delays the ack: team.info is asked after the listeners, and records wait for the name', async () => {
-    nock.cleanAll()
-    api = fakeSlackApi({ teamNames: { T1: 'Slow Team' }, teamInfoDelayMs: 1500 })
+    const teamInfo = slowTeamInfo()
     const app = await start((a) => {
       a.message(async ({ say }) => {
         await say('quick')
       })
     })
-    // processBeforeResponse: true — the HTTP answer waits for the whole middleware chain
-    const { status, ms } = await app.sendEvent(messageEvent('C1', 'hi'))
+    // processBeforeResponse: true — the HTTP answer waits for the whole middleware chain; team.info
+    // answers only after that answer arrived (were the ack waiting on it, this would never resolve).
+    const { status } = await app.sendEvent(messageEvent('C1', 'hi'))
     expect(status).toBe(200)
-    expect(ms).toBeLessThan(1000)
     expect(sink.records).toHaveLength(0)
+    teamInfo.answer()
     const records = await delivered()
     expect(records.map((r) => r.body.team)).toEqual([
       { id: 'T1', name: 'Slow Team' },

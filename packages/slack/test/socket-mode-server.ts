@@ -176,7 +176,8 @@ export async function startFakeSocketModeSlack(
       return calls.filter((c) => c.method === 'chat.postMessage').map((c) => c.args)
     },
     received,
-    send(envelope, timeoutMs = 5000) {
+    // Timeouts here detect a hang; a loaded machine is slow, not broken.
+    send(envelope, timeoutMs = 60_000) {
       const socket = link
       if (!socket) return Promise.reject(new Error('no Socket Mode client is connected'))
       return new Promise((resolve, reject) => {
@@ -197,7 +198,7 @@ export async function startFakeSocketModeSlack(
         socket.write(frameOf(OP.text, Buffer.from(JSON.stringify(envelope))))
       })
     },
-    clientClosed(timeoutMs = 5000) {
+    clientClosed(timeoutMs = 60_000) {
       if (closedByClient) return Promise.resolve()
       return new Promise((resolve, reject) => {
         const timer = setTimeout(

@@ -1,5 +1,7 @@
 // The live feed (server-sent events): messages, pause changes, operator sends, new pages.
 import conversations from '../views/conversations.js'
+import { renderHandoffPanel } from '../views/handoff-panel.js'
+import handoffs from '../views/handoffs.js'
 import { addToFirehose } from '../views/live.js'
 import { appendLive, claimOperatorSend, operatorSent, renderTakeover } from '../views/transcript.js'
 import { $ } from './dom.js'
@@ -35,6 +37,16 @@ export function connectStream({ onRecords, onBots, onPages }) {
     }
     if (state.view === 'conversations') conversations.refresh()
   })
+  // The handoff queue changed (any collector sharing the database), or a note was added.
+  const handoffChanged = (ev) => {
+    const d = JSON.parse(ev.data)
+    const c = state.current
+    if (c && c.bot === d.bot && c.thread === d.thread && state.view === 'conversations')
+      renderHandoffPanel().catch(() => {})
+    if (state.view === 'handoffs') handoffs.refresh().catch(() => {})
+  }
+  es.addEventListener('handoff', handoffChanged)
+  es.addEventListener('note', handoffChanged)
   es.addEventListener('messenger', () => {
     onBots()
     if (state.view === 'connect') onPages()

@@ -6,8 +6,10 @@ import audit from './audit.js'
 import connect from './connect.js'
 import conversations from './conversations.js'
 import events from './events.js'
+import handoffs from './handoffs.js'
 import intents from './intents.js'
 import live from './live.js'
 import notHandled from './not-handled.js'
+import usage from './usage.js'
 
-export const VIEWS = [live, conversations, notHandled, intents, events, audience, connect, audit]
+export const VIEWS = [live, conversations, handoffs, notHandled, intents, events, usage, audience, connect, audit]

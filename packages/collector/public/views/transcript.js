@@ -4,6 +4,8 @@ import { getJson, postJson, q } from '../lib/api.js'
 import { $, copyButton, h } from '../lib/dom.js'
 import { dateTime, describe, intentTag, operatorMark, platformBadge, safeUrl, when } from '../lib/format.js'
 import { conversationName, state, userOf } from '../lib/state.js'
+import { renderHandoffPanel } from './handoff-panel.js'
+import { llmHead, llmParts, setTraceUrl } from './llm-parts.js'
 
 /** Messages per page; older pages load when the list is scrolled to its top. */
 export const PAGE = 200
@@ -56,6 +58,7 @@ export function bubble(m) {
           m.buttons.map((b) => h('span', { class: 'chip', title: b.value ?? '' }, b.label)),
         )
       : null,
+    llmParts(m),
     h(
       'div',
       { class: 'meta' },
@@ -203,6 +206,7 @@ export async function openTranscript(bot, thread) {
   }
   const c = { bot, thread, paused: data.paused, info: data.bot, busy: false, olderBeforeId: data.olderBeforeId }
   state.current = c
+  setTraceUrl(data.traceUrl)
   const more =
     data.olderBeforeId != null
       ? h(
@@ -286,6 +290,7 @@ export async function openTranscript(bot, thread) {
           ' · ',
           h('span', { id: 'transcript-count', 'data-testid': 'transcript-count' }, ''),
         ),
+        llmHead(data),
       ),
       h(
         'div',
@@ -294,6 +299,7 @@ export async function openTranscript(bot, thread) {
         h('div', { class: 'alert', id: 'takeover-alert', 'data-testid': 'takeover-alert' }),
       ),
     ),
+    h('div', { class: 'handoff-panel', id: 'handoff-panel', 'data-testid': 'handoff-panel' }),
     bubbles,
     h('div', {}, composer, sendNote),
   )
@@ -301,6 +307,9 @@ export async function openTranscript(bot, thread) {
   renderTakeover()
   bubbles.scrollTop = bubbles.scrollHeight
   highlightOpen()
+  renderHandoffPanel().catch((e) => {
+    $('#takeover-alert').textContent = e.message
+  })
 }
 
 /** A live message of the open transcript. */

@@ -32,8 +32,8 @@ export interface RouteRule {
    * scope → 403. Without a named bot, list routes are filtered to the caller's bots.
    */
   bot?: 'query' | 'body' | 'record' | 'page'
-  /** Written to the audit log when the action succeeds. */
-  audit?: (req: Request, result: Record<string, unknown>) => AuditDraft
+  /** Written to the audit log when the action succeeds: one line, or one per bot it touched. */
+  audit?: (req: Request, result: Record<string, unknown>) => AuditDraft | AuditDraft[]
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null)
@@ -49,6 +49,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/metrics', access: 'metrics' },
   { method: 'POST', path: '/track', access: 'bot-key' },
   { method: 'POST', path: '/track/batch', access: 'bot-key' },
+  { method: 'POST', path: '/v1/traces', access: 'bot-key' },
   { method: 'GET', path: '/messenger/webhook', access: 'signature' },
   { method: 'POST', path: '/messenger/webhook', access: 'signature' },
   { method: 'GET', path: '/login', access: 'public' },
@@ -58,7 +59,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/style.css', access: 'public' },
   { method: 'GET', path: '/api/me', access: 'viewer' },
   { method: 'GET', path: '/api/bots', access: 'viewer' },
-  { method: 'GET', path: '/api/stats', access: 'viewer' },
+  { method: 'GET', path: '/api/stats', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/stream', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/messages', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/conversations', access: 'viewer', bot: 'query' },
@@ -69,6 +70,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'GET', path: '/api/reports/events', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/segments', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/reports/timeline', access: 'viewer', bot: 'query' },
+  { method: 'GET', path: '/api/reports/usage', access: 'viewer', bot: 'query' },
   { method: 'GET', path: '/api/audit', access: 'viewer', bot: 'query' },
   {
     method: 'POST',
@@ -95,18 +97,60 @@ export const ROUTE_RULES: readonly RouteRule[] = [
       detail: { text: str(body(req).text), ...(typeof result.sentAt === 'number' ? { sentAt: result.sentAt } : {}) },
     }),
   },
+  { method: 'GET', path: '/api/handoffs', access: 'viewer', bot: 'query' },
+  {
+    method: 'POST',
+    path: '/api/handoffs/claim',
+    access: 'operator',
+    bot: 'body',
+    audit: (req) => ({ action: 'handoff.claim', bot: str(body(req).bot), target: str(body(req).thread), detail: null }),
+  },
+  {
+    method: 'POST',
+    path: '/api/handoffs/release',
+    access: 'operator',
+    bot: 'body',
+    audit: (req, result) => ({
+      action: 'handoff.release',
+      bot: str(body(req).bot),
+      target: str(body(req).thread),
+      detail: typeof result.released === 'string' ? { assignee: result.released } : null,
+    }),
+  },
+  { method: 'GET', path: '/api/notes', access: 'viewer', bot: 'query' },
+  {
+    method: 'POST',
+    path: '/api/notes',
+    access: 'operator',
+    bot: 'body',
+    // The note's text stays in the notes table (erasure removes it there), not in the audit log.
+    audit: (req, result) => ({
+      action: 'note.add',
+      bot: str(body(req).bot),
+      target: str(body(req).thread),
+      detail: typeof result.id === 'number' ? { note: result.id } : null,
+    }),
+  },
   { method: 'GET', path: '/api/messenger-pages', access: 'admin' },
   {
     method: 'POST',
     path: '/api/messenger-pages',
     access: 'admin',
     bot: 'page',
-    audit: (req, result) => ({
-      action: 'messenger-page',
-      bot: str(result.bot),
-      target: str(body(req).pageId),
-      detail: null,
-    }),
+    // A page moved from one bot to another is filed under both.
+    audit: (req, result) => [
+      { action: 'messenger-page', bot: str(result.bot), target: str(body(req).pageId), detail: null },
+      ...(typeof result.movedFrom === 'string'
+        ? [
+            {
+              action: 'messenger-page-moved',
+              bot: result.movedFrom,
+              target: str(body(req).pageId),
+              detail: { movedTo: str(result.bot) },
+            },
+          ]
+        : []),
+    ],
   },
   {
     method: 'DELETE',

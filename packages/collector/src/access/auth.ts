@@ -235,15 +235,21 @@ export function accessControl(deps: AccessDeps): { gate: RequestHandler; routes:
     const json = res.json.bind(res)
     res.json = (result: unknown) => {
       if (res.statusCode >= 400) return json(result)
-      let draft: AuditDraft
+      let drafts: AuditDraft[]
       try {
-        draft = audit(req, (result ?? {}) as Record<string, unknown>)
+        const made = audit(req, (result ?? {}) as Record<string, unknown>)
+        drafts = Array.isArray(made) ? made : [made]
       } catch {
         return json(result)
       }
-      Promise.resolve(deps.store.addAudit({ ts: Date.now(), actor: principal.name, ...draft }))
-        .catch((e) => log.error({ err: e, action: draft.action }, 'audit log write failed'))
-        .finally(() => json(result))
+      const ts = Date.now()
+      Promise.all(
+        drafts.map((draft) =>
+          Promise.resolve(deps.store.addAudit({ ts, actor: principal.name, ...draft })).catch((e) =>
+            log.error({ err: e, action: draft.action }, 'audit log write failed'),
+          ),
+        ),
+      ).finally(() => json(result))
       return res
     }
   }

@@ -1,5 +1,6 @@
+import { jsonStringEnd } from '../ingest/json-text'
+
 const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const OPEN_OBJ = 0x7b
 const CLOSE_OBJ = 0x7d
 const OPEN_ARR = 0x5b
@@ -23,19 +24,9 @@ class Scanner {
 
   /** At an opening quote: moves past the closing one. */
   skipString(): void {
-    const t = this.text
-    let j = this.i + 1
-    for (;;) {
-      const q = t.indexOf('"', j)
-      if (q < 0) throw new SyntaxError('unterminated string')
-      let backslashes = 0
-      for (let k = q - 1; t.charCodeAt(k) === BACKSLASH; k--) backslashes++
-      if (backslashes % 2 === 0) {
-        this.i = q + 1
-        return
-      }
-      j = q + 1
-    }
+    const end = jsonStringEnd(this.text, this.i)
+    if (end < 0) throw new SyntaxError('unterminated string')
+    this.i = end
   }
 
   /** At a string: its value (keys are short; escapes decoded by JSON.parse). */

@@ -2,13 +2,16 @@ import express, { type Request, type Response, type Router } from 'express'
 import { inScope, principalOf, scopeOf } from '../access/auth'
 import type { BotRegistry } from '../access/bot-registry'
 import { RequestError } from '../errors'
+import type { HandoffQueue } from '../live/handoff-queue'
 import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
-import type { MessengerPageConfig } from '../options'
+import type { LlmPrice, MessengerPageConfig } from '../options'
 import { DAY_MS, RangeParamError, type ReportRange, rangeOf } from '../reports/range'
 import { isConversationCursor } from '../reports/report-queries'
 import type { ReadFilter, RecordStore } from '../store/store'
+import { llmDetails } from './llm-details'
+import { intParam } from './query-params'
 
 /** Messages per `GET /api/transcript` page unless `limit` says otherwise. */
 const TRANSCRIPT_PAGE = 500
@@ -45,14 +48,6 @@ function readOf(req: Request, res: Response, defaultMs?: number): ReadFilter & R
   return { ...filterOf(req, res), ...rangeFilter(req, res, defaultMs) }
 }
 
-function intParam(req: Request, name: string): number | undefined {
-  const v = req.query[name]
-  if (typeof v !== 'string' || v === '') return undefined
-  const n = Number(v)
-  if (!Number.isFinite(n)) throw new RequestError(400, 'invalid_request', `query \`${name}\` must be a number`, name)
-  return n
-}
-
 function requiredString(value: unknown, path: string): string {
   if (typeof value !== 'string' || value.trim() === '')
     throw new RequestError(400, 'invalid_request', `\`${path}\` is required`, path)
@@ -71,11 +66,17 @@ export function dashboardApi(deps: {
   store: RecordStore
   feed: LiveFeed
   takeover: Takeover
+  /** The handoff queue: an operator message pauses the conversation first. */
+  handoffs?: HandoffQueue
   messenger: {
     list(): Array<{ pageId: string; bot: string }>
     connect(page: MessengerPageConfig): Promise<{ pageId: string; bot: string }>
   }
   webhookUrl: () => string
+  /** The trace link template (`traceUrl` option), sent with every transcript. */
+  traceUrl?: string | undefined
+  /** `llmPrices` option: cost next to tokens. */
+  llmPrices?: Record<string, LlmPrice> | undefined
 }): Router {
   const api = express.Router()
   api.use(express.json({ limit: '64kb' }))
@@ -139,7 +140,21 @@ export function dashboardApi(deps: {
     ])
     const messages = page.length > limit ? page.slice(page.length - limit) : page
     const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
-    res.json({ bot: info, thread, paused, messages: operator.mark(messages, audited), olderBeforeId })
+    const llm = await llmDetails(deps.store, messages, deps.llmPrices)
+    const marked = operator.mark(messages, audited).map((m) => {
+      const otel = llm.byRecord.get(m.recordId)
+      return otel ? { ...m, otel } : m
+    })
+    res.json({
+      bot: info,
+      thread,
+      paused,
+      messages: marked,
+      olderBeforeId,
+      // LLM conversations: the tokens (and cost) of the messages of this page, and the trace link template.
+      usage: llm.totals,
+      traceUrl: deps.traceUrl ?? null,
+    })
   })
   api.get('/records/:id', async (req, res) => {
     const record = await deps.store.record(Number(req.params.id))
@@ -158,6 +173,28 @@ export function dashboardApi(deps: {
   })
   api.get('/reports/segments', async (req, res) => {
     res.json(await deps.store.segments(readOf(req, res)))
+  })
+  api.get('/reports/usage', async (req, res) => {
+    const days = Math.min(Math.max(1, Math.floor(intParam(req, 'days') ?? 30)), 3660)
+    // Whole UTC days: today and the days before it.
+    const today = Math.floor(Date.now() / 86_400_000) * 86_400_000
+    const since = today - (days - 1) * 86_400_000
+    const lines = await deps.store.usage({ ...filterOf(req, res), since })
+    const prices = deps.llmPrices ?? {}
+    const priced = lines.map((l) => {
+      const p = l.model === null ? undefined : prices[l.model]
+      return { ...l, cost: p ? (l.inputTokens * p.input + l.outputTokens * p.output) / 1_000_000 : null }
+    })
+    const sum = (f: (l: (typeof priced)[number]) => number) => priced.reduce((n, l) => n + f(l), 0)
+    const costs = priced.filter((l) => l.cost !== null)
+    const total = {
+      messages: sum((l) => l.messages),
+      inputTokens: sum((l) => l.inputTokens),
+      outputTokens: sum((l) => l.outputTokens),
+      // The models llmPrices names; null when it names none of them.
+      cost: costs.length > 0 ? costs.reduce((n, l) => n + (l.cost ?? 0), 0) : null,
+    }
+    res.json({ since, days: priced, total })
   })
   api.get('/reports/timeline', async (req, res) => {
     const name = typeof req.query.bucket === 'string' ? req.query.bucket : 'minute'
@@ -196,6 +233,9 @@ export function dashboardApi(deps: {
     const bot = requiredString(body.bot, 'bot')
     const thread = requiredString(body.thread, 'thread')
     const text = requiredString(body.text, 'text')
+    // A person is writing: the bot must not answer over them (paused first, via the pause webhook).
+    const { name, role } = principalOf(res)
+    const paused = deps.handoffs ? await deps.handoffs.beforeOperatorMessage(bot, thread, { name, role }) : undefined
     const sent = { bot, thread, text, sentAt: Date.now() }
     // Remembered before the call: the bot tracks its copy while this request is still open.
     operator.sent(sent)
@@ -207,7 +247,7 @@ export function dashboardApi(deps: {
       throw e
     }
     deps.feed.publish('operator', sent, bot)
-    res.json({ ...result, sentAt: sent.sentAt })
+    res.json({ ...result, sentAt: sent.sentAt, ...(paused === undefined ? {} : { paused }) })
   })
 
   api.get('/messenger-pages', (_req, res) => {
@@ -221,7 +261,36 @@ export function dashboardApi(deps: {
       verifyToken: requiredString(body.verifyToken, 'verifyToken'),
     }
     if (typeof body.bot === 'string' && body.bot.trim() !== '') page.bot = body.bot.trim()
-    res.status(201).json({ ...(await deps.messenger.connect(page)), webhookUrl: deps.webhookUrl() })
+    const target = page.bot ?? `messenger-${page.pageId}`
+    // A page already connected to another bot is that bot's: taken over only by a caller who
+    // may act on both, and only when asked to move it.
+    const owner = deps.messenger.list().find((p) => p.pageId === page.pageId)?.bot
+    const moving = owner !== undefined && owner !== target
+    if (moving && !inScope(res, owner)) {
+      await deps.store.addAudit({
+        ts: Date.now(),
+        actor: principalOf(res).name,
+        action: 'messenger-page-refused',
+        bot: owner,
+        target: page.pageId,
+        detail: { requestedBot: target },
+      })
+      throw new RequestError(
+        403,
+        'forbidden',
+        `page ${page.pageId} is connected to a bot outside your scope; it cannot be moved or replaced by you`,
+        'pageId',
+      )
+    }
+    if (moving && body.move !== true)
+      throw new RequestError(
+        409,
+        'conflict',
+        `page ${page.pageId} is connected to bot "${owner}"; send \`move: true\` to connect it to "${target}" instead`,
+        'pageId',
+      )
+    const connected = await deps.messenger.connect(page)
+    res.status(201).json({ ...connected, webhookUrl: deps.webhookUrl(), ...(moving ? { movedFrom: owner } : {}) })
   })
 
   api.use((_req, _res) => {

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import express, { type Request, type Response, type Router } from 'express'
 import { RequestError } from '../errors'
-import { ingest } from '../ingest/ingest'
+import { ingest, type StoredHook } from '../ingest/ingest'
 import { validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
 import type { MessengerPageConfig } from '../options'
@@ -39,6 +39,8 @@ export function messengerWebhook(deps: {
   botFor: (page: MessengerPageConfig) => string
   store: RecordStore
   feed: LiveFeed
+  /** Told of what each record stored (the handoff queue); never awaited. */
+  onStored?: StoredHook
 }): Router {
   const router = express.Router()
 
@@ -104,17 +106,31 @@ export function messengerWebhook(deps: {
         ] as const) {
           if (group.length === 0) continue
           const record = { object: 'page', entry: [{ ...entry, messaging: group }] }
-          // Same shape as an SDK-posted messenger incoming record.
-          validateRecord('facebook', 'incoming', record)
-          await ingest(deps.store, deps.feed, {
-            bot: deps.botFor(page),
-            platform: 'facebook',
-            type,
-            v: '11.1.0-rest',
-            raw: JSON.stringify(record),
-            body: record,
-          })
-          stored++
+          try {
+            // Same shape as an SDK-posted messenger incoming record.
+            validateRecord('facebook', 'incoming', record)
+            await ingest(
+              deps.store,
+              deps.feed,
+              {
+                bot: deps.botFor(page),
+                platform: 'facebook',
+                type,
+                v: '11.1.0-rest',
+                raw: JSON.stringify(record),
+                body: record,
+              },
+              deps.onStored,
+            )
+            stored++
+          } catch (e) {
+            // One entry the collector refuses (too deep, an id too long) must not make Facebook
+            // retry the whole delivery, entries already stored included: it is logged and skipped.
+            if (!(e instanceof RequestError)) throw e
+            console.error(
+              `[convotrack-collector] messenger webhook: entry of page ${page.pageId} refused: ${e.message.slice(0, 200)}`,
+            )
+          }
         }
       }
       res.status(200).json({ received: stored })

@@ -2,9 +2,9 @@ import type { Response } from 'express'
 import { RequestError } from '../errors'
 
 /**
- * Answers a tracking request whose store call failed: logged (the error's message, never the
- * record), 503 `store_unavailable` with `Retry-After: 1` so the tracker keeps the records and
- * sends them again, and no `Convotrack-Batch` advertisement.
+ * Answers a tracking request whose store call failed because the store is down: logged (the
+ * error's message, never the record), 503 `store_unavailable` with `Retry-After: 1` so the
+ * tracker keeps the records and sends them again, and no `Convotrack-Batch` advertisement.
  *
  * @example answerStoreFailure(res, e, 'record', 'the record store is unavailable; retry the record')
  */

@@ -1,7 +1,8 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
 import type { BotRegistry } from '../access/bot-registry'
 import { type CollectorErrorCode, RequestError } from '../errors'
-import { type AcceptedRecord, ingestMany } from '../ingest/ingest'
+import { type AcceptedRecord, ingestMany, type StoredHook } from '../ingest/ingest'
+import { pacer } from '../ingest/take-turns'
 import { parseTrackQuery, validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
 import type { RecordStore } from '../store/store'
@@ -73,6 +74,8 @@ export function trackBatchRoute(deps: {
   bots: BotRegistry
   store: RecordStore
   feed: LiveFeed
+  /** Told of what each record stored (the handoff queue); never awaited. */
+  onStored?: StoredHook
   /** A record's body is held to the `/track` limit. */
   maxBodyBytes: number
   limits: BatchLimits
@@ -129,8 +132,21 @@ export function trackBatchRoute(deps: {
       }
       if (spans?.length !== records.length) spans = undefined
 
+      // What `POST /track` answers for this body.
+      const checkSize = (raw: string) => {
+        if (raw.length * 3 > deps.maxBodyBytes && Buffer.byteLength(raw) > deps.maxBodyBytes)
+          throw new RequestError(
+            413,
+            'payload_too_large',
+            `the body is larger than the collector accepts (maxBodyBytes: ${deps.maxBodyBytes} bytes)`,
+            '',
+          )
+      }
       const bot = res.locals.bot as string
       const apiKey = res.locals.apiKey as string
+      // A big batch is checked a quarter megabyte at a time, other requests answered in between.
+      const pace = pacer()
+      await pace(text.length)
       const results: BatchResult[] = new Array(records.length)
       const accepted: AcceptedRecord[] = []
       const acceptedIndex: number[] = []
@@ -151,27 +167,29 @@ export function trackBatchRoute(deps: {
           const { platform, type, v } = parseTrackQuery(query)
           const idempotencyKey = checkIdempotencyKey(item.idempotencyKey, 'idempotencyKey')
           const span = spans?.[index]
-          const raw = span ? text.slice(span[0], span[1]) : JSON.stringify(item.body ?? null)
-          if (raw.length * 3 > deps.maxBodyBytes && Buffer.byteLength(raw) > deps.maxBodyBytes)
-            // What `POST /track` answers for this body.
-            throw new RequestError(
-              413,
-              'payload_too_large',
-              'the body is larger than the collector accepts (maxBodyBytes)',
-              '',
-            )
+          const sent = span ? text.slice(span[0], span[1]) : undefined
+          if (sent !== undefined) checkSize(sent)
           validateRecord(platform, type, item.body, v)
+          // Without its span (a batch `batchBodySpans` could not map), the body as parsed: after
+          // validation, which bounds its nesting, so serialising it cannot fail.
+          const raw = sent ?? JSON.stringify(item.body ?? null)
+          if (sent === undefined) checkSize(raw)
           accepted.push({ bot, platform, type, v, raw, body: item.body as Obj, idempotencyKey })
           acceptedIndex.push(index)
         } catch (e) {
           if (!(e instanceof RequestError)) throw e
           results[index] = { index, status: 'refused', error: e.toJSON().error }
         }
+        const span = spans?.[index]
+        await pace(span ? span[1] - span[0] : 1024)
       }
 
       let stored: Awaited<ReturnType<typeof ingestMany>>
       try {
-        stored = await ingestMany(deps.store, deps.feed, accepted)
+        stored = await ingestMany(deps.store, deps.feed, accepted, {
+          where: (i) => `batch record ${acceptedIndex[i]}`,
+          onStored: deps.onStored,
+        })
       } catch (e) {
         answerStoreFailure(
           res,
@@ -181,11 +199,17 @@ export function trackBatchRoute(deps: {
         )
         return
       }
+      let storedCount = 0
       for (const [i, result] of stored.entries()) {
         const index = acceptedIndex[i] as number
+        if (result instanceof RequestError) {
+          results[index] = { index, status: 'refused', error: result.toJSON().error }
+          continue
+        }
+        storedCount++
         results[index] = { index, status: result.duplicate ? 'duplicate' : 'accepted', id: result.id }
       }
-      const answer: BatchAnswer = { accepted: stored.length, refused: records.length - stored.length, results }
+      const answer: BatchAnswer = { accepted: storedCount, refused: records.length - storedCount, results }
       res.status(200).json(answer)
     },
   )

@@ -9,6 +9,20 @@ export function isJsonContentType(header: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
 
+/** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when absent. */
+function charsetOf(header: string | undefined): string | undefined {
+  for (const param of (header ?? '').split(';').slice(1)) {
+    const eq = param.indexOf('=')
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue
+    return param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase()
+  }
+  return undefined
+}
+
 /**
  * The query's `apiKey`, or 401 `missing_api_key` when it is absent or empty.
  *
@@ -46,6 +60,15 @@ export function checkTrackHead(
       415,
       'unsupported_media_type',
       `send the ${what} as JSON with \`Content-Type: application/json\``,
+      'content-type',
+    )
+  const charset = charsetOf(contentType)
+  // JSON is UTF-8 (RFC 8259): another charset would be decoded wrongly, not ignored.
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    throw new RequestError(
+      415,
+      'unsupported_media_type',
+      `send the ${what} as UTF-8 JSON (got charset=${charset.slice(0, 40)})`,
       'content-type',
     )
   return bot

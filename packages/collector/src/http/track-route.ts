@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
 import type { BotRegistry } from '../access/bot-registry'
 import { RequestError } from '../errors'
-import { ingest } from '../ingest/ingest'
+import { ingest, type StoredHook } from '../ingest/ingest'
 import { parseTrackQuery, type TrackQuery, validateRecord } from '../ingest/validate-record'
 import type { LiveFeed } from '../live/live-feed'
 import type { RecordStore } from '../store/store'
@@ -24,6 +24,8 @@ export function trackRoute(deps: {
   bots: BotRegistry
   store: RecordStore
   feed: LiveFeed
+  /** Told of what each record stored (the handoff queue); never awaited. */
+  onStored?: StoredHook
   maxBodyBytes: number
   /** Value of the `Convotrack-Batch` header (batch endpoint limits); none when omitted. */
   advertise?: string
@@ -55,16 +57,23 @@ export function trackRoute(deps: {
         validateRecord(query.platform, query.type, body, query.v)
         let stored: { id: number; duplicate: boolean }
         try {
-          stored = await ingest(deps.store, deps.feed, {
-            bot: res.locals.bot as string,
-            platform: query.platform,
-            type: query.type,
-            v: query.v,
-            raw,
-            body: body as Record<string, unknown>,
-            idempotencyKey: res.locals.idempotencyKey as string | undefined,
-          })
+          stored = await ingest(
+            deps.store,
+            deps.feed,
+            {
+              bot: res.locals.bot as string,
+              platform: query.platform,
+              type: query.type,
+              v: query.v,
+              raw,
+              body: body as Record<string, unknown>,
+              idempotencyKey: res.locals.idempotencyKey as string | undefined,
+            },
+            deps.onStored,
+          )
         } catch (e) {
+          // A refusal of this record (422, 409) is answered as such; anything else: the store is down.
+          if (e instanceof RequestError) throw e
           answerStoreFailure(res, e, 'record', 'the record store is unavailable; retry the record')
           return
         }

@@ -1,4 +1,5 @@
 import { isCredentialKey } from '@convotrack/core'
+import { jsonStringEnd } from './json-text'
 
 /** What a blanked credential reads in the stored record: the raw view says the field was blanked. */
 export const BLANKED = '[blanked by the collector]'
@@ -60,4 +61,82 @@ export function blankRecordCredentials<T>(body: T): { body: T; blanked: string[]
     return out ?? v
   }
   return { body: walk(body, 0) as T, blanked }
+}
+
+const QUOTE = 0x22
+
+const BLANKED_JSON = JSON.stringify(BLANKED)
+
+/** Digits, `-`, `+`, `.`, `e`, `E`: what a JSON number is spelled with. */
+const isNumberChar = (c: number) =>
+  (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45
+
+/**
+ * The raw JSON text with the same values {@link blankRecordCredentials} blanks (a non-empty
+ * string or a number under a credential-named key, at any depth) replaced by
+ * `"[blanked by the collector]"` — edited in place, so everything else stays byte for byte as
+ * sent (key order, number spelling, escapes) and nothing is re-serialised. One pass, no
+ * recursion. Call only on text `JSON.parse` accepted.
+ *
+ * @example blankRawCredentials('{"qs":{"access_token":"EAAB"}}') // '{"qs":{"access_token":"[blanked by the collector]"}}'
+ */
+export function blankRawCredentials(raw: string): string {
+  const parts: string[] = []
+  let copied = 0
+  // What the scanner expects next inside the innermost object: its key names the value after it.
+  let key: string | undefined
+  let afterColon = false
+  for (let i = 0; i < raw.length; ) {
+    const c = raw.charCodeAt(i)
+    if (c === QUOTE) {
+      const closed = jsonStringEnd(raw, i)
+      const end = closed < 0 ? raw.length : closed
+      if (afterColon) {
+        // A string value: blanked when its key is a credential's.
+        if (key !== undefined && end - i > 2 && isCredentialKey(key)) {
+          const value = raw.slice(i, end)
+          if (value !== BLANKED_JSON) {
+            parts.push(raw.slice(copied, i), BLANKED_JSON)
+            copied = end
+          }
+        }
+        afterColon = false
+        key = undefined
+      } else {
+        // A key when a colon follows (after whitespace); else a string inside an array.
+        let k = end
+        while (k < raw.length && raw.charCodeAt(k) <= 0x20) k++
+        if (raw.charCodeAt(k) === 0x3a) {
+          const text = raw.slice(i + 1, end - 1)
+          key = text.includes('\\') ? (JSON.parse(raw.slice(i, end)) as string) : text
+          afterColon = true
+          i = k + 1
+          continue
+        }
+      }
+      i = end
+      continue
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1
+      while (end < raw.length && isNumberChar(raw.charCodeAt(end))) end++
+      if (afterColon && key !== undefined && isCredentialKey(key)) {
+        parts.push(raw.slice(copied, i), BLANKED_JSON)
+        copied = end
+      }
+      afterColon = false
+      key = undefined
+      i = end
+      continue
+    }
+    // `{`, `[`, a literal or punctuation: a value that is not a string or number ends the key's reach.
+    if (c > 0x20) {
+      afterColon = false
+      key = undefined
+    }
+    i++
+  }
+  if (copied === 0) return raw
+  parts.push(raw.slice(copied))
+  return parts.join('')
 }

@@ -59,7 +59,10 @@ export function isLegacyType(value: string): value is LegacyType {
 /** The name an event is counted under: its own, else one from its type (SDK helpers without `name`). */
 export function eventName(body: Record<string, unknown>): string {
   if (typeof body.name === 'string' && body.name !== '') return body.name
-  return DEFAULT_EVENT_NAMES[String(body.type)] ?? ''
+  // Own keys only: a `type` of `constructor` or an object must not reach the prototype or toString.
+  return typeof body.type === 'string' && Object.hasOwn(DEFAULT_EVENT_NAMES, body.type)
+    ? (DEFAULT_EVENT_NAMES[body.type] ?? '')
+    : ''
 }
 
 /** The platform whose shape a record has: `universal` for the universal-shaped legacy platforms. */

@@ -20,6 +20,7 @@ import {
   type StoredRecordType,
   validateLegacyRecord,
 } from './legacy-records'
+import { checkNesting } from './nesting-limit'
 
 export { valueAt } from '@convotrack/core'
 /** The query value lists are core's: one home for the spec's values. */
@@ -73,11 +74,31 @@ export function parseTrackQuery(query: URLSearchParams): TrackQuery {
 }
 
 /**
+ * Largest revenue `amount` (either sign) the collector takes: far above any real sale, and small
+ * enough that the revenue totals of any number of records stay finite numbers (two amounts near
+ * `Number.MAX_VALUE` add up to `Infinity`, which JSON shows as `null`).
+ */
+export const MAX_AMOUNT = 1e15
+
+function checkAmount(type: StoredRecordType, body: unknown): void {
+  if (type !== 'event' || typeof body !== 'object' || body === null) return
+  const { amount } = body as Record<string, unknown>
+  if (typeof amount === 'number' && Math.abs(amount) > MAX_AMOUNT)
+    throw new RequestError(
+      400,
+      'invalid_field',
+      `\`amount\` must be at most ${MAX_AMOUNT} in size (got ${amount})`,
+      'amount',
+    )
+}
+
+/**
  * Checks a `POST /track` body against the shape its `platform` and `type` name (spec 4.2 and
  * "Platform-native message shapes", with core's validators). With a `v` that is not one of the
  * spec's values, a record the spec refuses may still be accepted by the legacy layer for what
  * the dashbot SDK sends. Throws {@link RequestError} (400) naming the field: code
- * `missing_field`, `invalid_field`, `misplaced_intent` or `unsupported_record`.
+ * `missing_field`, `invalid_field` (also for a body nested deeper than 64 levels),
+ * `misplaced_intent` or `unsupported_record`.
  *
  * @example validateRecord('universal', 'incoming', { text: 'hi', userId: 'u1' })
  */
@@ -87,6 +108,9 @@ export function validateRecord(
   body: unknown,
   v: string = API_VERSIONS[0] as string,
 ): void {
+  // First: the shape checks (and everything after them) then only meet bounded nesting.
+  checkNesting(body)
+  checkAmount(type, body)
   try {
     if (!isSpecVersion(v)) validateLegacyRecord(platform, type, body)
     else if (isPlatform(platform) && isRecordType(type)) validateWireRecord(platform, type, body)
@@ -94,6 +118,14 @@ export function validateRecord(
       throw new RequestError(400, 'invalid_type', `platform ${platform} / type ${type} need a dashbot SDK \`v\``, 'v')
   } catch (e) {
     if (e instanceof InvalidWireRecordError) throw new RequestError(400, e.violation, e.message, e.path)
-    throw e
+    if (e instanceof RequestError) throw e
+    // A validator that trips over a value it did not expect refuses the record; it never fails the request.
+    console.error('[convotrack-collector] validating a record failed; refused with 422:', (e as Error)?.name)
+    throw new RequestError(
+      422,
+      'unsupported_record',
+      `the collector cannot check this ${platform} ${type} record (a value of an unexpected type)`,
+      '',
+    )
   }
 }

@@ -12,7 +12,8 @@ interface Client {
 
 /**
  * The firehose: server-sent events to every open dashboard. Events: `message` (a stored
- * message), `pause` (a transcript's pause state changed), `messenger` (a page connected).
+ * message), `pause` (a transcript's pause state changed), `messenger` (a page connected),
+ * `handoff` (a conversation entered or left the handoff queue, or changed hands), `note`.
  *
  * @example feed.attach(req, res); feed.publish('message', stored, stored.bot)
  */
@@ -87,6 +88,9 @@ export class LiveFeed {
         this.publish('erase', { bot: change.bot, userId: change.userId, threads: change.threads }, change.bot)
       else if (change.kind === 'expire')
         for (const bot of change.bots) this.publish('expire', { bot, before: change.before }, bot)
+      else if (change.kind === 'handoff')
+        this.publish('handoff', { bot: change.bot, thread: change.thread, entry: change.entry ?? null }, change.bot)
+      else if (change.kind === 'note') this.publish('note', change.note, change.note.bot)
       else if (change.kind === 'messenger-pages')
         hooks
           .reloadMessengerPages?.()

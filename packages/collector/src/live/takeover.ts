@@ -19,6 +19,8 @@ export class Takeover {
       store: RecordStore
       feed: LiveFeed
       retry: WebhookRetryOptions | undefined
+      /** Told of every pause state the bot acknowledged (the handoff desk restarts the idle time). */
+      onPause?: (state: PauseState) => void
     },
   ) {}
 
@@ -47,6 +49,7 @@ export class Takeover {
       )
     const state = await this.deps.store.setPaused(botName, thread, paused)
     this.deps.feed.publish('pause', state, botName)
+    this.deps.onPause?.(state)
     return { ...state, attempts: result.attempts }
   }
 

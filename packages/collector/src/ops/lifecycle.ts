@@ -5,6 +5,7 @@ import type { Logger } from 'pino'
 import { scopeOf } from '../access/auth'
 import type { BotRegistry } from '../access/bot-registry'
 import { RequestError } from '../errors'
+import { intParam } from '../http/query-params'
 import type { LiveFeed } from '../live/live-feed'
 import type { RecordStore } from '../store/store'
 
@@ -60,6 +61,9 @@ export function lifecycleApi(deps: { store: RecordStore; feed: LiveFeed; bots: B
         } catch {}
         yield `${JSON.stringify({ id: r.id, bot: r.bot, platform: r.platform, type: r.type, v: r.v, receivedAt: r.receivedAt, raw })}\n`
       }
+      // Operators' notes about the user's conversations: one line each, `type: 'note'`.
+      for (const n of await store.userNotes(bot, user))
+        yield `${JSON.stringify({ type: 'note', id: n.id, bot: n.bot, thread: n.thread, author: n.author, text: n.text, ts: n.ts })}\n`
     }
     // pipeline: the store is read only as fast as the client takes the lines (bounded memory).
     await pipeline(Readable.from(lines(), { highWaterMark: 16 }), res).catch((e) => {
@@ -71,13 +75,14 @@ export function lifecycleApi(deps: { store: RecordStore; feed: LiveFeed; bots: B
     const bot = typeof req.query.bot === 'string' && req.query.bot !== '' ? req.query.bot : undefined
     const scope = scopeOf(res)
     const bots = bot !== undefined ? [bot] : scope
-    const limit = Number(req.query.limit ?? 200)
-    const beforeId = req.query.beforeId !== undefined ? Number(req.query.beforeId) : undefined
+    // A `limit` or `beforeId` that is not a number is a 400, as on every other list route.
+    const limit = intParam(req, 'limit') ?? 200
+    const beforeId = intParam(req, 'beforeId')
     res.json(
       await deps.store.audit({
         ...(bots ? { bots } : {}),
-        limit: Number.isFinite(limit) ? limit : 200,
-        ...(beforeId !== undefined && Number.isFinite(beforeId) ? { beforeId } : {}),
+        limit,
+        ...(beforeId !== undefined ? { beforeId } : {}),
       }),
     )
   })

@@ -2,6 +2,9 @@ import type { NextFunction, Request, Response } from 'express'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { RecordStore } from '../store/store'
 
+/** The routes whose answers count as ingest (records accepted / refused, latency). */
+const INGEST_ROUTES = new Set(['/track', '/track/batch', '/messenger/webhook', '/v1/traces'])
+
 /**
  * The collector's Prometheus metrics (prom-client), on a registry of its own so two collectors
  * in one process don't mix figures. Scraped at `GET /metrics`.
@@ -17,12 +20,16 @@ export class CollectorMetrics {
   readonly storeErrors: Counter<'method'>
   readonly webhookCalls: Counter<'kind' | 'outcome'>
   readonly httpRequests: Counter<'method' | 'status'>
+  readonly alerts: Counter<'event' | 'outcome'>
+  readonly handoffs: Counter<'reason'>
+  readonly autoResumes: Counter<'outcome'>
+  readonly otlpSpans: Counter<'outcome'>
 
   constructor(openStreams: () => number) {
     const registers = [this.registry]
     this.recordsAccepted = new Counter({
       name: 'convotrack_records_accepted_total',
-      help: 'Records stored, by bot and route (/track, /track/batch, /messenger/webhook).',
+      help: 'Records stored, by bot and route (/track, /track/batch, /messenger/webhook, /v1/traces).',
       labelNames: ['bot', 'route'],
       registers,
     })
@@ -63,6 +70,30 @@ export class CollectorMetrics {
       labelNames: ['method', 'status'],
       registers,
     })
+    this.alerts = new Counter({
+      name: 'convotrack_alerts_total',
+      help: 'Alerts delivered (after retries), by event and outcome (ok, failed).',
+      labelNames: ['event', 'outcome'],
+      registers,
+    })
+    this.handoffs = new Counter({
+      name: 'convotrack_handoffs_queued_total',
+      help: 'Conversations that entered the handoff queue, by reason (asked, not-handled, feedback).',
+      labelNames: ['reason'],
+      registers,
+    })
+    this.autoResumes = new Counter({
+      name: 'convotrack_auto_resumes_total',
+      help: 'Paused conversations resumed after the idle time, by outcome (ok, failed: the pause webhook refused).',
+      labelNames: ['outcome'],
+      registers,
+    })
+    this.otlpSpans = new Counter({
+      name: 'convotrack_otlp_spans_total',
+      help: 'OTLP spans at POST /v1/traces, by outcome: turn (a chat turn stored), ignored (not part of a chat turn), rejected.',
+      labelNames: ['outcome'],
+      registers,
+    })
     new Gauge({
       name: 'convotrack_live_streams',
       help: 'Open live streams (dashboards).',
@@ -85,7 +116,7 @@ export class CollectorMetrics {
       res.on('finish', () => {
         const status = res.statusCode
         this.httpRequests.inc({ method: req.method, status: String(status) })
-        const route = path === '/track' || path === '/track/batch' || path === '/messenger/webhook' ? path : undefined
+        const route = INGEST_ROUTES.has(path) ? path : undefined
         if (route && req.method === 'POST') {
           this.ingestSeconds.observe({ route }, Number(process.hrtime.bigint() - start) / 1e9)
           // A batch route sets res.locals.batchSize (records sent) and res.locals.accepted (records stored).

@@ -14,3 +14,21 @@ export class StoreUnavailableError extends Error {
     this.retryAfterSeconds = retryAfterSeconds
   }
 }
+
+/** SQLite result codes that mean the database, not the record, is the problem (busy, disk, file). */
+const SQLITE_DOWN = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM|PERM)/
+
+/**
+ * True when a store call failed because the store is down (unreachable, closed, busy, out of
+ * disk): the request is answered 503 and retried. Anything else failed for the record itself
+ * and is refused with a 4xx, never retried forever.
+ *
+ * @example if (!isStoreDown(e)) refuseTheRecord()
+ */
+export function isStoreDown(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true
+  const e = error as { code?: unknown; message?: unknown } | undefined
+  if (typeof e?.code === 'string' && SQLITE_DOWN.test(e.code)) return true
+  // better-sqlite3 on a closed database.
+  return typeof e?.message === 'string' && /database connection is not open/i.test(e.message)
+}

@@ -1,5 +1,6 @@
 import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
 import type { NormalizedMessage } from '../ingest/normalize'
+import type { HandoffEntry, HandoffNote, HandoffStore } from './handoff-records'
 
 /** A record as accepted by `POST /track` (or the Messenger webhook). */
 export interface IncomingRecord {
@@ -24,6 +25,11 @@ export interface IncomingRecord {
    * a record whose (bot, key) is already stored is not stored again. Absent: always stored.
    */
   idempotencyKey?: string | undefined
+  /**
+   * With an `idempotencyKey`: a hash of what was sent under it (platform, type, `v`, body), kept
+   * with the record and after its erasure, so the key cannot be reused for another record.
+   */
+  fingerprint?: string | undefined
 }
 
 /** What storing one record gave: its id, whether it was a repeat, its stored messages (none for a repeat). */
@@ -32,6 +38,8 @@ export interface AddResult {
   /** The (bot, idempotencyKey) was already stored: `id` is the stored record's, nothing new was stored. */
   duplicate: boolean
   messages: StoredMessage[]
+  /** For a repeat: the fingerprint stored under its key (absent for records stored without one). */
+  fingerprint?: string
 }
 
 /** A stored message as the read API returns it. */
@@ -113,6 +121,23 @@ export interface TimelineBucket {
   events: number
 }
 
+/**
+ * One line of the LLM usage report: the answers of one UTC day and model whose records carry
+ * token counts (`platformJson.usage`, written by `POST /v1/traces`), summed.
+ */
+export interface UsageLine {
+  /** `YYYY-MM-DD`, UTC, of the collector's clock when the record arrived. */
+  day: string
+  /** `platformJson.model`, or null when the record names none. */
+  model: string | null
+  /** Answers counted. */
+  messages: number
+  /** Conversations (threads) they belong to. */
+  conversations: number
+  inputTokens: number
+  outputTokens: number
+}
+
 /** Filters shared by the read queries. */
 export interface ReadFilter {
   /**
@@ -181,6 +206,10 @@ export type StoreChange =
   | { kind: 'erase'; bot: string; userId: string; threads: string[] }
   /** Retention deleted these bots' records received before `before` (epoch ms). */
   | { kind: 'expire'; bots: string[]; before: number }
+  /** A conversation entered or left the handoff queue, or changed hands (`entry` undefined: it left). */
+  | { kind: 'handoff'; bot: string; thread: string; entry: HandoffEntry | undefined }
+  /** An operator added a note to a conversation. */
+  | { kind: 'note'; note: HandoffNote }
 
 /**
  * Where the collector keeps records. SQLite ({@link SqliteRecordStore}) is the default; a
@@ -188,15 +217,17 @@ export type StoreChange =
  *
  * @example const collector = await startCollector({ store: new SqliteRecordStore('records.db') })
  */
-export interface RecordStore {
+export interface RecordStore extends HandoffStore {
   /**
    * Stores a record and its messages atomically; returns the stored messages (with ids). Honours
-   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true` and no messages.
+   * `idempotencyKey`: a repeat gives the stored record's id, `duplicate: true`, no messages and
+   * the stored `fingerprint` — also for a key whose record was erased ({@link eraseUser} keeps
+   * the key and its fingerprint).
    */
   add(
     record: IncomingRecord,
     messages: NormalizedMessage[],
-  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean }>
+  ): Promise<{ id: number; messages: StoredMessage[]; duplicate?: boolean; fingerprint?: string }>
   /**
    * Stores records with their messages in ONE transaction, in order. A record whose
    * (bot, idempotencyKey) is already stored (or appears earlier in `items`) is not stored again:
@@ -223,6 +254,8 @@ export interface RecordStore {
   events(filter: ReadFilter): Promise<EventsReport>
   segments(filter: ReadFilter): Promise<Segment[]>
   timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]>
+  /** LLM tokens per UTC day and model since `since` (epoch ms; default all), oldest day first. */
+  usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]>
   setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState>
   paused(bot: string, thread: string): Promise<boolean>
   /** Messenger page connections added from the dashboard, kept across restarts. */
@@ -230,7 +263,11 @@ export interface RecordStore {
   messengerPages(): Promise<MessengerPageConfig[]>
   /** Counts, for the dashboard header and the benchmark; within `filter` when given. */
   counts(filter?: ReadFilter): Promise<{ records: number; messages: number }>
-  /** Erases one end user of one bot: every record, message and event, the pause state of their threads; audit details about them are blanked. */
+  /**
+   * Erases one end user of one bot: every record, message and event, the pause state of their
+   * threads; audit details about them are blanked. The idempotency keys of the erased records
+   * stay taken (key, fingerprint and id only), so a late retry does not store them again.
+   */
   eraseUser(bot: string, userId: string): Promise<ErasureResult>
   /** One user's records in arrival order, read in pages (bounded memory), for data portability. */
   exportUser(bot: string, userId: string): AsyncIterable<StoredRecord>

@@ -18,6 +18,8 @@ export interface ChatBot {
   operatorMessageUrl: string
   /** What the operator sent, as the bot delivered it to the user. */
   operatorMessages: Array<{ userId: string; text: string }>
+  /** Every pause webhook call the receiver accepted, in order. */
+  pauseCalls: Array<{ userId: string; paused: boolean }>
   /** One user message; resolves with the bot's replies (empty while paused). */
   say(userId: string, text: string, platformUserJson?: Record<string, unknown>): Promise<string[]>
   close(): Promise<void>
@@ -39,8 +41,16 @@ export async function startChatBot(options: {
 }): Promise<ChatBot> {
   const tracker = createTracker({ apiKey: options.apiKey, baseUrl: options.trackingUrl })
   const operatorMessages: ChatBot['operatorMessages'] = []
+  const pauseCalls: ChatBot['pauseCalls'] = []
   const app = express()
-  app.post('/convotrack/pause', pauseReceiver({ store: tracker.pauses, secret: options.webhookSecret }))
+  app.post(
+    '/convotrack/pause',
+    pauseReceiver({
+      store: tracker.pauses,
+      secret: options.webhookSecret,
+      onPause: ({ userId, paused }) => void pauseCalls.push({ userId, paused }),
+    }),
+  )
   app.post(
     '/convotrack/message',
     operatorMessageReceiver({
@@ -85,6 +95,7 @@ export async function startChatBot(options: {
     pauseWebhookUrl: `${url}/convotrack/pause`,
     operatorMessageUrl: `${url}/convotrack/message`,
     operatorMessages,
+    pauseCalls,
     async say(userId, text, platformUserJson) {
       const res = await fetch(`${url}/chat`, {
         method: 'POST',

@@ -35,6 +35,11 @@ export interface Faults {
   retryAfterSec?: number
   /** Every request: 503 + Retry-After. */
   unavailable?: boolean
+  /**
+   * Per request, from its raw body: a number of ms after which it is answered 503 + Retry-After
+   * (one instance that is unavailable), or undefined to serve it as usual.
+   */
+  unavailableIf?: (raw: string) => number | undefined
   /** Never answer (requests hang until the client gives up). */
   silent?: boolean
   /** Store the request's records, then destroy the socket without answering (this many times). */
@@ -56,6 +61,8 @@ export interface FakeService {
   inFlight: number
   /** Records per batch request. */
   batchSizes: number[]
+  /** Every answer: when it left (`Date.now()`), its status, and the request's raw body. */
+  answers: Array<{ at: number; status: number; raw: string }>
   /** Connections accepted in all, and most open at once. */
   connections: number
   maxSockets: number
@@ -93,6 +100,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     maxSockets: 0,
     inFlight: 0,
     batchSizes: [],
+    answers: [],
     faults,
     down: async () => {
       await new Promise<void>((r) => server.close(() => r()))
@@ -142,6 +150,15 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     req.on('end', () => {
       const f = svc.faults
       if (f.silent) return
+      const unavailableMs = f.unavailableIf?.(Buffer.concat(chunks).toString('utf8'))
+      if (unavailableMs !== undefined) {
+        setTimeout(() => {
+          svc.answers.push({ at: Date.now(), status: 503, raw: Buffer.concat(chunks).toString('utf8') })
+          res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(f.retryAfterSec ?? 1) })
+          res.end('{"error":{"code":"unavailable"}}')
+        }, unavailableMs)
+        return
+      }
       const hangUpMs = f.hangUp?.(Buffer.concat(chunks).toString('utf8'))
       if (hangUpMs !== undefined) {
         setTimeout(() => req.socket.destroy(), hangUpMs)
@@ -152,11 +169,12 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
         const advertise: Record<string, string> = options.batch
           ? { 'convotrack-batch': `max-records=${maxRecords}, max-bytes=${maxBytes}` }
           : {}
+        const raw = Buffer.concat(chunks).toString('utf8')
         const send = (status: number, json: unknown, extra: Record<string, string> = {}) => {
+          svc.answers.push({ at: Date.now(), status, raw })
           res.writeHead(status, { 'content-type': 'application/json', ...extra })
           res.end(JSON.stringify(json))
         }
-        const raw = Buffer.concat(chunks).toString('utf8')
         if (url.pathname.endsWith('/track/batch')) svc.requests.batch++
         else svc.requests.track++
         if (f.unavailable)

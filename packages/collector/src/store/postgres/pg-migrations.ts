@@ -2,6 +2,7 @@ import type { ClientBase } from 'pg'
 import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
+import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -136,6 +137,24 @@ ${rollupDdl(postgresDialect)}
       )
     },
   },
+  {
+    version: 4,
+    name: 'idempotency fingerprints, kept after erasure',
+    sql: `
+-- a hash of what was sent under the record's idempotency key (platform, type, v, body)
+ALTER TABLE convotrack_records ADD COLUMN fingerprint text;
+-- the keys of erased records: key, fingerprint and id only (no personal data), so a late retry
+-- is answered as a repeat instead of storing the erased record again
+CREATE TABLE convotrack_idempotency_tombstones (
+  bot text COLLATE "C" NOT NULL,
+  idempotency_key text COLLATE "C" NOT NULL,
+  fingerprint text,
+  record_id bigint NOT NULL,
+  PRIMARY KEY (bot, idempotency_key)
+);
+`,
+  },
+  HANDOFF_MIGRATION,
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

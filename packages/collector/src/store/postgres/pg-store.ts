@@ -3,11 +3,20 @@ import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
+import type {
+  HandoffChange,
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  IdleQuery,
+  ResumedConversation,
+} from '../handoff-records'
 import type {
   AddResult,
   AuditEntry,
@@ -26,6 +35,7 @@ import type {
   StoredMessage,
   StoredRecord,
   TimelineBucket,
+  UsageLine,
 } from '../store'
 import {
   clampLimit,
@@ -36,7 +46,9 @@ import {
   toMessengerPage,
 } from '../store-rows'
 import { StoreUnavailableError } from '../store-unavailable'
+import { handoffChangeOf, PgHandoffs } from './pg-handoffs'
 import { migrate } from './pg-migrations'
+import { textArray } from './pg-text-array'
 
 /** Options of {@link PgRecordStore.open}. */
 export interface PgStoreOptions {
@@ -199,6 +211,12 @@ export class PgRecordStore implements RecordStore {
   private listening: Promise<void> | undefined
 
   private heartbeatTimer: NodeJS.Timeout | undefined
+  /** The handoff desk's tables (pg-handoffs.ts). */
+  private readonly desk = new PgHandoffs({
+    query: (sql, params) => this.query(sql, params),
+    transaction: (fn) => this.transaction(fn),
+    notify: (sql, payload) => this.notify(sql, payload),
+  })
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -377,11 +395,16 @@ export class PgRecordStore implements RecordStore {
         cursor += i.messages.length
         return allMessageIds.slice(from, cursor)
       })
+      // A key whose record was erased stays taken (its tombstone): such a record is not inserted.
       const inserted = new Set(
         (
           await client.query<{ id: number }>(
-            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key, event_ts)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[])
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw, idempotency_key, fingerprint, event_ts)
+             SELECT n.id, n.bot, n.platform, n.type, n.v, n.received_at, convert_from(n.raw, 'UTF8'), n.idempotency_key, n.fingerprint, n.event_ts
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::text[], $9::text[], $10::bigint[])
+               AS n (id, bot, platform, type, v, received_at, raw, idempotency_key, fingerprint, event_ts)
+             WHERE n.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM convotrack_idempotency_tombstones t
+               WHERE t.bot = n.bot AND t.idempotency_key = n.idempotency_key)
              ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
              RETURNING id`,
             [
@@ -391,23 +414,30 @@ export class PgRecordStore implements RecordStore {
               items.map((i) => i.record.type),
               items.map((i) => i.record.v),
               items.map((i) => i.record.receivedAt),
-              items.map((i) => i.record.raw),
+              // As UTF-8 bytes (node-pg writes them as hex, natively): the raw text is the largest
+              // value, and the one most likely to be made of escapes (see textArray).
+              items.map((i) => Buffer.from(i.record.raw, 'utf8')),
               items.map((i) => i.record.idempotencyKey ?? null),
+              items.map((i) => i.record.fingerprint ?? null),
               items.map((i) => eventTsOf(i.record)),
             ],
           )
         ).rows.map((r) => r.id),
       )
-      // Records not inserted were already stored under their (bot, idempotency key): find their ids.
-      const existing = new Map<string, number>()
+      // Records not inserted were already stored (or erased) under their (bot, idempotency key):
+      // find their ids and fingerprints.
+      const existing = new Map<string, { id: number; fingerprint: string | null }>()
       const dupes = items.filter((_, i) => !inserted.has(recordIds[i] as number))
       if (dupes.length > 0) {
-        const rows = await client.query<{ id: number; bot: string; key: string }>(
-          `SELECT r.id, r.bot, r.idempotency_key AS key FROM convotrack_records r
-           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON r.bot = k.bot AND r.idempotency_key = k.key`,
+        const rows = await client.query<{ id: number; bot: string; key: string; fingerprint: string | null }>(
+          `SELECT r.id, r.bot, r.idempotency_key AS key, r.fingerprint FROM convotrack_records r
+           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON r.bot = k.bot AND r.idempotency_key = k.key
+           UNION ALL
+           SELECT t.record_id, t.bot, t.idempotency_key, t.fingerprint FROM convotrack_idempotency_tombstones t
+           JOIN unnest($1::text[], $2::text[]) AS k (bot, key) ON t.bot = k.bot AND t.idempotency_key = k.key`,
           [dupes.map((d) => d.record.bot), dupes.map((d) => d.record.idempotencyKey ?? '')],
         )
-        for (const r of rows.rows) existing.set(`${r.bot}\n${r.key}`, r.id)
+        for (const r of rows.rows) existing.set(`${r.bot}\n${r.key}`, { id: r.id, fingerprint: r.fingerprint })
       }
       const fresh = items.flatMap((item, i) =>
         inserted.has(recordIds[i] as number)
@@ -440,20 +470,20 @@ export class PgRecordStore implements RecordStore {
             col((x) => x.item.record.bot),
             col((x) => x.m.platform),
             col((x) => x.m.direction),
-            col((x) => x.rollup.userId),
-            col((x) => text(x.m.conversationId)),
-            col((x) => x.rollup.thread),
-            col((x) => text(x.m.sessionId)),
-            col((x) => x.rollup.text),
-            col((x) => x.rollup.intent),
+            textArray(col((x) => x.rollup.userId)),
+            textArray(col((x) => text(x.m.conversationId))),
+            textArray(col((x) => x.rollup.thread)),
+            textArray(col((x) => text(x.m.sessionId))),
+            textArray(col((x) => x.rollup.text)),
+            textArray(col((x) => x.rollup.intent)),
             col((x) => x.m.confidence),
-            col((x) => jsonColumn(x.m.buttons)),
-            col((x) => jsonColumn(x.m.images)),
-            col((x) => x.rollup.userJson),
-            col((x) => x.m.event?.type ?? null),
-            col((x) => text(x.m.event?.name ?? null)),
+            textArray(col((x) => jsonColumn(x.m.buttons))),
+            textArray(col((x) => jsonColumn(x.m.images))),
+            textArray(col((x) => x.rollup.userJson)),
+            textArray(col((x) => x.m.event?.type ?? null)),
+            textArray(col((x) => text(x.m.event?.name ?? null))),
             col((x) => x.m.event?.amount ?? null),
-            col((x) => x.rollup.eventKey),
+            textArray(col((x) => x.rollup.eventKey)),
             col((x) => (x.rollup.nh ? 1 : 0)),
             col((x) => x.stored.ts),
             col((x) => x.item.record.receivedAt),
@@ -479,7 +509,12 @@ export class PgRecordStore implements RecordStore {
         if (!inserted.has(id)) {
           const found = existing.get(`${item.record.bot}\n${item.record.idempotencyKey ?? ''}`)
           if (found === undefined) throw new Error('record neither stored nor found under its idempotency key')
-          return { id: found, duplicate: true, messages: [] }
+          return {
+            id: found.id,
+            duplicate: true,
+            messages: [],
+            ...(found.fingerprint ? { fingerprint: found.fingerprint } : {}),
+          }
         }
         const messages = fresh.slice(at, at + item.messages.length).map((x) => x.stored)
         at += item.messages.length
@@ -568,6 +603,26 @@ export class PgRecordStore implements RecordStore {
     return this.reports.timeline(filter)
   }
 
+  async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
+    const params: unknown[] = [filter.since ?? 0]
+    const and = d.sql(scopeSql(d, filter, params, 'r.bot')).replace(/\$(\d+)/g, (_, n) => `$${Number(n) + 1}`)
+    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
+    // parse for records that cannot have them. json, not jsonb: raw may hold "\u0000".
+    return this.query<UsageLine>(
+      `SELECT to_char(to_timestamp(r.received_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              r.raw::json -> 'platformJson' ->> 'model' AS model,
+              count(*)::int AS messages, count(DISTINCT m.thread)::int AS conversations,
+              sum((r.raw::json -> 'platformJson' -> 'usage' ->> 'inputTokens')::float8) AS "inputTokens",
+              coalesce(sum(CASE WHEN json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'outputTokens') = 'number'
+                THEN (r.raw::json -> 'platformJson' -> 'usage' ->> 'outputTokens')::float8 END), 0) AS "outputTokens"
+       FROM convotrack_records r JOIN convotrack_messages m ON m.record_id = r.id
+       WHERE r.type = 'outgoing' AND r.received_at >= $1 AND r.raw LIKE '%"usage"%'
+         AND json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'inputTokens') = 'number'${and}
+       GROUP BY 1, 2 ORDER BY 1, 2 NULLS FIRST`,
+      params,
+    )
+  }
+
   async paused(bot: string, thread: string): Promise<boolean> {
     const rows = await this.query<{ paused: boolean }>(
       'SELECT paused FROM convotrack_pauses WHERE bot = $1 AND thread = $2',
@@ -610,13 +665,14 @@ export class PgRecordStore implements RecordStore {
           [bot, text(userId)],
         )
       ).rows.map((r) => r.id)
-      const gone = await this.deleteRecords(client, doomed)
+      const gone = await this.deleteRecords(client, doomed, { tombstones: true })
       const about = [text(userId), ...threads]
       await client.query('DELETE FROM convotrack_pauses WHERE bot = $1 AND thread = ANY($2::text[])', [bot, about])
       await client.query('UPDATE convotrack_audit SET detail = NULL WHERE bot = $1 AND target = ANY($2::text[])', [
         bot,
         about,
       ])
+      await this.desk.erase(client, bot, userId, threads)
       const result = { removed: gone.records.length, messages: gone.messages, threads }
       // A user id too long for a notification's payload goes by its threads only.
       await this.notify(client, {
@@ -681,8 +737,18 @@ export class PgRecordStore implements RecordStore {
   private async deleteRecords(
     client: Sql,
     ids: number[],
+    options: { tombstones?: boolean } = {},
   ): Promise<{ records: Array<{ bot: string; ts: number }>; messages: number }> {
     if (ids.length === 0) return { records: [], messages: 0 }
+    // An erasure keeps the erased records' idempotency keys taken: key, fingerprint and id, nothing personal.
+    if (options.tombstones)
+      await client.query(
+        `INSERT INTO convotrack_idempotency_tombstones (bot, idempotency_key, fingerprint, record_id)
+         SELECT bot, idempotency_key, fingerprint, id FROM convotrack_records
+         WHERE id = ANY($1::bigint[]) AND idempotency_key IS NOT NULL
+         ON CONFLICT (bot, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, record_id = excluded.record_id`,
+        [ids],
+      )
     const messages = (
       await client.query<Row>(
         `DELETE FROM convotrack_messages WHERE record_id = ANY($1::bigint[]) RETURNING ${ROLLUP_COLUMNS}`,
@@ -729,6 +795,44 @@ export class PgRecordStore implements RecordStore {
 
   async ping(): Promise<void> {
     await this.query('SELECT 1')
+  }
+
+  // ------------------------------------------------------------------ the handoff desk (pg-handoffs.ts)
+
+  updateHandoff(
+    bot: string,
+    thread: string,
+    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
+  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.desk
+      .update([{ bot, thread, change }])
+      .then((r) => r[0] as { before: HandoffRow | undefined; after: HandoffRow | undefined })
+  }
+
+  updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    return this.desk.update(changes)
+  }
+
+  handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {
+    return this.desk.list(filter)
+  }
+
+  takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
+    return this.desk.takeIdlePaused(opts)
+  }
+
+  addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote> {
+    return this.desk.addNote(note)
+  }
+
+  notes(bot: string, thread: string): Promise<HandoffNote[]> {
+    return this.desk.notes(bot, thread)
+  }
+
+  userNotes(bot: string, userId: string): Promise<HandoffNote[]> {
+    return this.desk.userNotes(bot, userId)
   }
 
   // ------------------------------------------------------------------ other instances
@@ -888,6 +992,9 @@ export class PgRecordStore implements RecordStore {
       threads?: string[]
       bots?: string[]
       before?: number
+      thread?: unknown
+      e?: unknown
+      n?: unknown
     }
     try {
       n = JSON.parse(payload)
@@ -895,6 +1002,8 @@ export class PgRecordStore implements RecordStore {
       return
     }
     if (n.o === this.origin) return
+    const desk = handoffChangeOf(n)
+    if (desk) return this.emit(desk)
     if (n.k === 'p' && n.s) this.emit({ kind: 'pause', state: n.s })
     else if (n.k === 'mp') this.emit({ kind: 'messenger-pages' })
     else if (n.k === 'e' && typeof n.bot === 'string' && typeof n.userId === 'string')

@@ -3,6 +3,7 @@ import { type Query, sqliteDialect } from '../../reports/dialect'
 import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
+import { migrateFingerprints } from './sqlite-fingerprints'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -123,6 +124,13 @@ CREATE INDEX IF NOT EXISTS messages_bot_ts ON messages (bot, ts);
 ${rollupDdl(sqliteDialect)}
 `)
       runSteps(rebuildRollups(sqliteDialect), run)
+    },
+  },
+  {
+    version: 3,
+    name: 'idempotency fingerprints, kept after erasure',
+    apply(db, keep) {
+      migrateFingerprints(db, (sql) => keep(db.prepare(sql)))
     },
   },
 ]

@@ -2,11 +2,20 @@ import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, scopeSql, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
+import type {
+  HandoffChange,
+  HandoffEntry,
+  HandoffFilter,
+  HandoffNote,
+  HandoffRow,
+  IdleQuery,
+  ResumedConversation,
+} from '../handoff-records'
 import type {
   AddResult,
   AuditEntry,
@@ -25,6 +34,7 @@ import type {
   StoredRecord,
   TimelineBucket,
   TranscriptPage,
+  UsageLine,
 } from '../store'
 import {
   clampLimit,
@@ -34,6 +44,8 @@ import {
   toMessage,
   toMessengerPage,
 } from '../store-rows'
+import { TOMBSTONE_DOOMED } from './sqlite-fingerprints'
+import { SqliteHandoffs } from './sqlite-handoffs'
 import { migrateSqlite } from './sqlite-migrations'
 
 interface PendingAdd {
@@ -69,11 +81,13 @@ export class SqliteRecordStore implements RecordStore {
   private readonly insertRecord: Database.Statement
   private readonly insertMessage: Database.Statement
   private readonly findKey: Database.Statement
+  private readonly findTombstone: Database.Statement
   private readonly addTx: (record: IncomingRecord, messages: NormalizedMessage[]) => AddResult
   private readonly addBatchTx: (
     batch: ReadonlyArray<{ record: IncomingRecord; messages: NormalizedMessage[] }>,
   ) => AddResult[]
   private pending: PendingAdd[] = []
+  private readonly desk: SqliteHandoffs
 
   /** @param file SQLite file path, or `:memory:`. */
   constructor(file = ':memory:') {
@@ -84,15 +98,26 @@ export class SqliteRecordStore implements RecordStore {
       this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536')
     migrateSqlite(this.db, kept, (q) => this.run(q))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
+    this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = kept(
       this.db.prepare(
-        `INSERT INTO records (bot, platform, type, v, received_at, event_ts, raw, idempotency_key)
-       VALUES (@bot, @platform, @type, @v, @receivedAt, @eventTs, @raw, @idempotencyKey)
+        `INSERT INTO records (bot, platform, type, v, received_at, event_ts, raw, idempotency_key, fingerprint)
+       VALUES (@bot, @platform, @type, @v, @receivedAt, @eventTs, @raw, @idempotencyKey, @fingerprint)
        ON CONFLICT (bot, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
       ),
     )
-    this.findKey = kept(this.db.prepare('SELECT id FROM records WHERE bot = ? AND idempotency_key = ?')).pluck()
+    this.findKey = kept(this.db.prepare('SELECT id, fingerprint FROM records WHERE bot = ? AND idempotency_key = ?'))
+    this.findTombstone = kept(
+      this.db.prepare(
+        'SELECT record_id AS id, fingerprint FROM idempotency_tombstones WHERE bot = ? AND idempotency_key = ?',
+      ),
+    )
+    // A repeat: the stored record's id and fingerprint (an erased one's from its tombstone).
+    const repeat = (row: unknown): AddResult => {
+      const { id, fingerprint } = row as { id: number; fingerprint: string | null }
+      return { id: Number(id), duplicate: true, messages: [], ...(fingerprint ? { fingerprint } : {}) }
+    }
     this.insertMessage = kept(
       this.db.prepare(`INSERT INTO messages
       (record_id, bot, platform, direction, user_id, conversation_id, thread, session_id, text, intent, confidence,
@@ -108,6 +133,8 @@ export class SqliteRecordStore implements RecordStore {
       records: Array<{ bot: string; ts: number }>,
     ): AddResult => {
       const key = record.idempotencyKey ?? null
+      const erased = key === null ? undefined : this.findTombstone.get(record.bot, key)
+      if (erased) return repeat(erased)
       const inserted = this.insertRecord.run({
         bot: record.bot,
         platform: record.platform,
@@ -117,9 +144,9 @@ export class SqliteRecordStore implements RecordStore {
         eventTs: eventTsOf(record),
         raw: record.raw,
         idempotencyKey: key,
+        fingerprint: record.fingerprint ?? null,
       })
-      if (inserted.changes === 0)
-        return { id: Number(this.findKey.get(record.bot, key)), duplicate: true, messages: [] }
+      if (inserted.changes === 0) return repeat(this.findKey.get(record.bot, key))
       const id = Number(inserted.lastInsertRowid)
       records.push({ bot: record.bot, ts: eventTsOf(record) })
       const stored = messages.map((m): StoredMessage => {
@@ -273,6 +300,26 @@ export class SqliteRecordStore implements RecordStore {
     return this.reports.timeline(filter)
   }
 
+  async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
+    const scoped: unknown[] = []
+    const and = scopeSql(d, filter, scoped, 'r.bot')
+    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
+    // parse for records that cannot have them.
+    return this.all<UsageLine>(
+      `SELECT strftime('%Y-%m-%d', r.received_at / 1000, 'unixepoch') AS day,
+              json_extract(r.raw, '$.platformJson.model') AS model,
+              count(*) AS messages, count(DISTINCT m.thread) AS conversations,
+              total(json_extract(r.raw, '$.platformJson.usage.inputTokens')) AS inputTokens,
+              total(json_extract(r.raw, '$.platformJson.usage.outputTokens')) AS outputTokens
+       FROM records r JOIN messages m ON m.record_id = r.id
+       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
+         AND json_type(r.raw, '$.platformJson.usage.inputTokens') IN ('integer', 'real')${and}
+       GROUP BY day, model ORDER BY day, model`,
+      filter.since ?? 0,
+      ...scoped,
+    )
+  }
+
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
     const updatedAt = Date.now()
     this.stmt(
@@ -335,6 +382,7 @@ export class SqliteRecordStore implements RecordStore {
         bot,
         userId,
       )
+      this.stmt(TOMBSTONE_DOOMED).run()
       const gone = this.deleteDoomed()
       const json = JSON.stringify([userId, ...threads])
       this.stmt('DELETE FROM pauses WHERE bot = ? AND thread IN (SELECT value FROM json_each(?))').run(bot, json)
@@ -342,6 +390,7 @@ export class SqliteRecordStore implements RecordStore {
         bot,
         json,
       )
+      this.desk.erase(bot, userId, json)
       return { removed: gone.records, messages: gone.messages, threads }
     })()
   }
@@ -418,6 +467,44 @@ export class SqliteRecordStore implements RecordStore {
 
   async ping(): Promise<void> {
     this.stmt('SELECT 1').get()
+  }
+
+  // The handoff desk (sqlite-handoffs.ts).
+  async updateHandoff(
+    bot: string,
+    thread: string,
+    change: (current: HandoffRow | undefined) => HandoffRow | undefined,
+  ): Promise<{ before: HandoffRow | undefined; after: HandoffRow | undefined }> {
+    return this.desk.update([{ bot, thread, change }])[0] as {
+      before: HandoffRow | undefined
+      after: HandoffRow | undefined
+    }
+  }
+
+  async updateHandoffs(
+    changes: readonly HandoffChange[],
+  ): Promise<Array<{ before: HandoffRow | undefined; after: HandoffRow | undefined }>> {
+    return this.desk.update(changes)
+  }
+
+  async handoffs(filter: HandoffFilter): Promise<HandoffEntry[]> {
+    return this.desk.list(filter)
+  }
+
+  async takeIdlePaused(opts: IdleQuery): Promise<ResumedConversation[]> {
+    return this.desk.takeIdlePaused(opts)
+  }
+
+  async addNote(note: Omit<HandoffNote, 'id'>): Promise<HandoffNote> {
+    return this.desk.addNote(note)
+  }
+
+  async notes(bot: string, thread: string): Promise<HandoffNote[]> {
+    return this.desk.notes(bot, thread)
+  }
+
+  async userNotes(bot: string, userId: string): Promise<HandoffNote[]> {
+    return this.desk.userNotes(bot, userId)
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,6 @@
+export type { ToolCall, TurnStyle, Usage } from './attribute-styles'
+export { type ChatTurn, type ChatTurns, CONVOTRACK_OTEL_SCOPE, chatTurns } from './chat-turns'
+export { exportAnswer, GRPC, type OtlpAnswer, statusAnswer } from './otlp-answers'
+export { decodeTraceBody, type OtlpEncoding, OtlpRequestError, otlpEncoding } from './otlp-body'
+export type { AttributeValue, OtlpSpan, TraceRequest } from './trace-request'
+export { type OtlpPlatformJson, type TurnRecord, turnRecords } from './turn-records'

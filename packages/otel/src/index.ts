@@ -1,0 +1,1 @@
+export { type OtelTrackingOptions, otelTracking, SCOPE_NAME, VERSION } from './otel-tracking'
