@@ -142,7 +142,8 @@ describe('read API', () => {
 
   it('conversations and transcripts: one per thread (conversation id, else user id), in arrival order', async () => {
     const convs = await get('conversations?bot=shop')
-    expect(convs.map((c: { thread: string }) => c.thread).sort()).toEqual(['ada', 'bob', 'c-ada', 'cy'])
+    // cy only sent an event: an event makes no conversation of its own.
+    expect(convs.map((c: { thread: string }) => c.thread).sort()).toEqual(['ada', 'bob', 'c-ada'])
     const t = await get('transcript?bot=shop&thread=bob')
     expect(t.bot).toEqual({ name: 'shop', canPause: false, signed: false, canMessage: false })
     expect(t.paused).toBe(false)

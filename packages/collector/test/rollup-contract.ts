@@ -209,10 +209,11 @@ function recount(all: StoredMessage[], filter: ReadFilter) {
   }
 }
 
-/** Conversations, recounted (all time). */
+/** Conversations, recounted (all time): events make and count in none. */
 function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
   const threads = new Map<string, StoredMessage[]>()
-  for (const m of all) threads.set(`${m.bot}/${m.thread}`, [...(threads.get(`${m.bot}/${m.thread}`) ?? []), m])
+  for (const m of all.filter((x) => x.direction !== 'event'))
+    threads.set(`${m.bot}/${m.thread}`, [...(threads.get(`${m.bot}/${m.thread}`) ?? []), m])
   return [...threads.values()]
     .map((ms) => {
       const last = [...ms].sort(byTsId).at(-1) as StoredMessage

@@ -155,7 +155,8 @@ export function addDeltas(
 export function addKept(deltas: Deltas, m: RollupMessage, counted: boolean): void {
   if (m.nh) add(deltas, NOT_HANDLED, notHandledRow(m))
   if (counted && m.userId !== '') add(deltas, USERS, userRow(m))
-  add(deltas, CONVERSATIONS, conversationRow(m, counted))
+  // An event belongs to the user's conversation or to none: it never makes or counts in one.
+  if (m.direction !== 'event') add(deltas, CONVERSATIONS, conversationRow(m, counted))
 }
 
 /** A NotHandled input's row. */

@@ -183,13 +183,13 @@ export function* takeBack(
     const [agg] = yield {
       sql: `SELECT count(*) AS n, sum(nh) AS nh, min(ts) AS first_ts,
           max(CASE WHEN direction = 'incoming' THEN user_id END) AS in_user,
-          max(CASE WHEN direction <> 'event' THEN platform END) AS msg_platform
-        FROM ${messages} WHERE bot = ? AND thread = ?`,
+          max(platform) AS msg_platform
+        FROM ${messages} WHERE bot = ? AND thread = ? AND direction <> 'event'`,
       params: [t.bot, t.thread],
     }
     if (!agg || Number(agg.n) === 0) continue
     const [last] = yield {
-      sql: `SELECT id, ts, text, user_id, platform FROM ${messages} WHERE bot = ? AND thread = ?
+      sql: `SELECT id, ts, text, user_id, platform FROM ${messages} WHERE bot = ? AND thread = ? AND direction <> 'event'
         ORDER BY ts DESC, id DESC LIMIT 1`,
       params: [t.bot, t.thread],
     }
