@@ -5,6 +5,15 @@
  */
 import type { ReadFilter } from '../store/store'
 import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
+import type {
+  FunnelLine,
+  FunnelStep,
+  OverviewDay,
+  OverviewReport,
+  PathLine,
+  RetentionCohort,
+  RetentionReport,
+} from './analytics-types'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { type Period, periodIndex, periodStart } from './periods'
@@ -12,55 +21,20 @@ import { DAY_MS, dayStart, hourRange } from './range'
 import type { Exec, Row } from './report-queries'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
 
+export type {
+  FunnelLine,
+  FunnelStep,
+  OverviewDay,
+  OverviewReport,
+  PathLine,
+  RetentionCohort,
+  RetentionReport,
+} from './analytics-types'
+
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
 
 /** Audit actions that make a session a handoff: an operator paused the bot or wrote in it. */
 export const HANDOFF_ACTIONS: readonly string[] = ['pause', 'operator-message', 'claim']
-
-/** One day of the overview's sparklines (a local day of the range's `tz`). */
-export interface OverviewDay {
-  /** Start of the day, epoch ms. */
-  t: number
-  sessions: number
-  messages: number
-  incoming: number
-  outgoing: number
-  notHandled: number
-  feedback: number
-}
-
-/** `GET /api/reports/overview`: how many people, sessions and messages, and how well the bot coped. */
-export interface OverviewReport {
-  users: number
-  /** First seen inside the range. */
-  newUsers: number
-  /** Seen before the range and inside it. */
-  returningUsers: number
-  sessions: number
-  /** Transcripts (threads) with a message in the range. */
-  conversations: number
-  messages: number
-  incoming: number
-  outgoing: number
-  notHandled: number
-  /** notHandled ÷ incoming; 0 without incoming messages. */
-  notHandledRate: number
-  /** Sessions in which an operator paused the bot or sent a message. */
-  handoffs: number
-  /** Sessions without a handoff ÷ sessions; 1 without sessions. */
-  containmentRate: number
-  /**
-   * Feedback events with a score, and their average on −1 … 1 (null when none); `byIntent`: per
-   * intent of the answer rated ('' when it had none), most rated first.
-   */
-  feedback: {
-    count: number
-    average: number | null
-    byIntent: Array<{ intent: string; count: number; average: number }>
-  }
-  /** Per local day of `tz`, oldest first: the sparklines. */
-  days: OverviewDay[]
-}
 
 /** ` AND col >= ? AND col < ?` over the hour-widened range. */
 function hours(filter: ReadFilter, params: unknown[], col = 'hour'): string {
@@ -226,21 +200,6 @@ export async function overviewReport(
   }
 }
 
-/** One cohort of the retention report. */
-export interface RetentionCohort {
-  /** Start of the period its users were first seen in, epoch ms. */
-  start: number
-  users: number
-  /** Users of the cohort active k periods after it (`active[0] === users`), up to the range's end. */
-  active: number[]
-}
-
-/** `GET /api/reports/retention`: users first seen in each period of the range, and how many came back. */
-export interface RetentionReport {
-  period: Period
-  cohorts: RetentionCohort[]
-}
-
 /**
  * Cohorts by the period (in `tz`) of each user's first message inside the range; activity from
  * the users-per-day summary (a UTC day counts in the period its noon falls in, so in a zone
@@ -289,12 +248,6 @@ export async function retentionReport(
   }
 }
 
-/** One path of the paths report: the first intents of sessions, and how many sessions began so. */
-export interface PathLine {
-  intents: string[]
-  sessions: number
-}
-
 /** Deepest `depth` the paths report takes. */
 export const PATH_DEPTH_LIMIT = PATH_DEPTH_MAX
 
@@ -333,12 +286,6 @@ export async function pathsReport(
     .slice(0, filter.limit)
 }
 
-/** A funnel step: an incoming message's intent or an event's name. */
-export interface FunnelStep {
-  kind: 'intent' | 'event'
-  name: string
-}
-
 /** Most steps a funnel takes. */
 export const FUNNEL_STEPS_MAX = 8
 
@@ -365,12 +312,6 @@ export function parseFunnelSteps(text: string): FunnelStep[] {
     if (!m) throw new FunnelStepsError(`query \`steps\`: "${p}" must be intent:NAME or event:NAME`)
     return { kind: m[1] as FunnelStep['kind'], name: m[2] as string }
   })
-}
-
-/** One line of the funnel: the step and how many users reached it in order. */
-export interface FunnelLine {
-  step: string
-  users: number
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
 import type { NormalizedMessage } from '../ingest/normalize'
-import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../reports/analytics-queries'
+import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../reports/analytics-types'
 import type { Period } from '../reports/periods'
 import type { HandoffEntry, HandoffNote, HandoffStore } from './handoff-records'
 
