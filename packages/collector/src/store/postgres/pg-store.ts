@@ -209,6 +209,8 @@ export class PgRecordStore implements RecordStore {
   private reconnectTimer: NodeJS.Timeout | undefined
   private catchUpTimer: NodeJS.Timeout | undefined
   private expireTimer: NodeJS.Timeout | undefined
+  /** Per bot, the latest retention cutoff announced to this instance's dashboards. */
+  private readonly expiredUpTo = new Map<string, number>()
   /** Bots whose records other instances' retention deleted, latest cut-off each, not yet emitted. */
   private readonly expiring = new Map<string, number>()
   /** Recently delivered message ids (stored here or notified): a catch-up after a reconnect skips them. */
@@ -898,12 +900,19 @@ export class PgRecordStore implements RecordStore {
    * EXPIRE_GATHER_MS, so dashboards refresh once per sweep, not once per step.
    */
   private expired(bots: string[], before: number): void {
-    for (const bot of bots) this.expiring.set(bot, Math.max(before, this.expiring.get(bot) ?? before))
+    // A step of a sweep whose cutoff a dashboard already heard of (a slow sweep, its steps more
+    // than EXPIRE_GATHER_MS apart) changes nothing it shows: only a later cutoff is news.
+    const news = bots.filter((bot) => before > (this.expiredUpTo.get(bot) ?? Number.NEGATIVE_INFINITY))
+    if (news.length === 0) return
+    for (const bot of news) this.expiring.set(bot, Math.max(before, this.expiring.get(bot) ?? before))
     if (this.expireTimer) return
     this.expireTimer = setTimeout(() => {
       this.expireTimer = undefined
       const byBefore = new Map<number, string[]>()
-      for (const [bot, b] of this.expiring) byBefore.set(b, [...(byBefore.get(b) ?? []), bot])
+      for (const [bot, b] of this.expiring) {
+        byBefore.set(b, [...(byBefore.get(b) ?? []), bot])
+        this.expiredUpTo.set(bot, b)
+      }
       this.expiring.clear()
       for (const [b, list] of byBefore) this.emit({ kind: 'expire', bots: list, before: b })
     }, EXPIRE_GATHER_MS)
