@@ -242,13 +242,18 @@ describe('delivery engine, default options', () => {
   })
 
   it('a reset alone (the service answers before and after) spends the attempt: the record fails once the burst window has passed', async () => {
-    svc = await startFakeService({}, { hangUp: (raw) => (raw.includes('"poison"') ? 300 : undefined) })
+    // "poison" is reset once the tracker has heard the answer to "fine", sent after it: the
+    // service was up (an event, not a delay: under load an answer can take longer than any delay).
+    const fineDelivered = async () => {
+      while ((tracker?.stats().sent ?? 0) < 1) await new Promise((r) => setTimeout(r, 5))
+    }
+    svc = await startFakeService({}, { hangUp: (raw) => (raw.includes('"poison"') ? fineDelivered() : undefined) })
     const s = svc
     const errors: ConvotrackError[] = []
     tracker = createTracker({ apiKey: 'k', baseUrl: s.url, retry: { maxAttempts: 1 }, onError: (e) => errors.push(e) })
     tracker.universal.logIncoming({ text: 'poison', userId: 'a' })
     await laterMillisecond()
-    // Sent after "poison" and answered long before its reset (300 ms): the service is up.
+    // Sent after "poison" and answered before its reset: the service is up.
     tracker.universal.logIncoming({ text: 'fine', userId: 'b' })
     const result = await tracker.flush(10_000)
     expect(result).toMatchObject({ delivered: false, pending: 0, sent: 1, failed: 1 })

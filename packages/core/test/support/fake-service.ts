@@ -48,7 +48,7 @@ export interface Faults {
    * Per request, from its raw body: a number of ms after which its socket is destroyed, with
    * nothing stored and no answer (a reset); undefined to serve it as usual.
    */
-  hangUp?: (raw: string) => number | undefined
+  hangUp?: (raw: string) => number | Promise<unknown> | undefined
 }
 
 export interface FakeService {
@@ -159,9 +159,13 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
         }, unavailableMs)
         return
       }
-      const hangUpMs = f.hangUp?.(Buffer.concat(chunks).toString('utf8'))
-      if (hangUpMs !== undefined) {
-        setTimeout(() => req.socket.destroy(), hangUpMs)
+      const hangUp = f.hangUp?.(Buffer.concat(chunks).toString('utf8'))
+      if (typeof hangUp === 'number') {
+        setTimeout(() => req.socket.destroy(), hangUp)
+        return
+      }
+      if (hangUp !== undefined) {
+        void hangUp.then(() => req.socket.destroy())
         return
       }
       const answer = () => {
