@@ -25,6 +25,14 @@ async function loadBots() {
 
 $('#bot-filter').addEventListener('change', (ev) => {
   state.bot = ev.target.value
+  // Another bot's transcript does not stay open under a filter that hides it.
+  if (
+    state.current &&
+    state.bot !== '' &&
+    state.current.bot !== state.bot &&
+    location.hash.startsWith('#/conversations/')
+  )
+    location.hash = '#/conversations'
   loadFirehose()
   loadCounts()
   refreshView()

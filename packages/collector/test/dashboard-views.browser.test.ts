@@ -268,6 +268,22 @@ describe('dashboard views in headless Chromium', () => {
     expect(timeline).toHaveLength(1)
   })
 
+  it('a bot without a pause webhook says why Pause is off; an event is badged as one; another bot’s filter closes its transcript', async () => {
+    await track('helpdesk-key', 'universal', 'incoming', { text: 'need help', userId: 'hd-1' })
+    await track('helpdesk-key', 'generic', 'event', { type: 'customEvent', name: 'clicked', userId: 'hd-1' })
+    await page.goto(`${collector.url}/#/conversations/helpdesk/hd-1`)
+    await poll(() => page.getByTestId('pause-unavailable').textContent()).toBe(
+      'Pause needs a pauseWebhookUrl for this bot',
+    )
+    expect(await page.getByTestId('pause-button').isDisabled()).toBe(true)
+    // The event's badge says event, not the `generic` it was posted with.
+    await poll(() => page.getByTestId('event-badge').count()).toBe(1)
+    expect(await page.locator('#bubbles .badge', { hasText: 'generic' }).count()).toBe(0)
+    await page.selectOption('#bot-filter', 'shop')
+    await poll(() => page.evaluate(() => location.hash)).toBe('#/conversations')
+    await page.selectOption('#bot-filter', '')
+  })
+
   it('the page raised no script errors', () => {
     expect(pageErrors).toEqual([])
   })

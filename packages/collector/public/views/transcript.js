@@ -72,7 +72,10 @@ export function bubble(m) {
         },
         when(m.ts),
       ),
-      platformBadge(m.platform),
+      // An event's platform is the query value it was posted with (`generic` by default), not the conversation's.
+      m.direction === 'event'
+        ? h('span', { class: 'badge', 'data-testid': 'event-badge' }, 'event')
+        : platformBadge(m.platform),
       intentTag(m),
       rawBtn,
     ),
@@ -136,7 +139,10 @@ export function renderTakeover() {
     },
     c.busy ? (c.paused ? 'Unpausing…' : 'Pausing…') : c.paused ? 'Unpause' : 'Pause',
   )
-  box.replaceChildren(stateEl, btn)
+  const why = info.canPause
+    ? null
+    : h('span', { class: 'hint', 'data-testid': 'pause-unavailable' }, 'Pause needs a pauseWebhookUrl for this bot')
+  box.replaceChildren(stateEl, btn, ...(why ? [why] : []))
 }
 
 async function togglePause() {

@@ -108,6 +108,15 @@ export function eventsReport(rows: {
   }
 }
 
+const LOCALE_FIELD = /locale|language|lang$/i
+const LOCALE = /^([a-z]{2,3})[-_]([a-z]{2})$/i
+
+/** One spelling per locale: Messenger sends `en_GB`, Alexa `en-GB` — both count as `en_GB`. */
+export function localeOf(value: string): string {
+  const m = LOCALE.exec(value)
+  return m ? `${(m[1] as string).toLowerCase()}_${(m[2] as string).toUpperCase()}` : value
+}
+
 /** Users counted by field value from each user's latest `user_json` (top 20 values, top 30 fields). */
 export function segmentsOf(userJsons: Iterable<string>): Segment[] {
   const fields = new Map<string, Map<string, number>>()
@@ -117,7 +126,8 @@ export function segmentsOf(userJsons: Iterable<string>): Segment[] {
       if (value === null || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean'))
         continue
       const values = fields.get(key) ?? new Map<string, number>()
-      values.set(String(value), (values.get(String(value)) ?? 0) + 1)
+      const shown = LOCALE_FIELD.test(key) ? localeOf(String(value)) : String(value)
+      values.set(shown, (values.get(shown) ?? 0) + 1)
       fields.set(key, values)
     }
   }
