@@ -87,6 +87,9 @@ describe('a shared collector in headless Chromium', () => {
     await page.getByTestId('operator-send').click()
     await poll(() => page.getByTestId('operator-note').textContent()).toBe('Sent as shop.')
     expect(bot.operatorMessages).toEqual([{ userId: 'ada', text: 'Hi Ada, Olivia here.' }])
+    // The pause is marked in the transcript at its place (a question with no reply has its reason).
+    await page.reload()
+    await poll(() => page.getByTestId('takeover-mark').first().textContent()).toMatch(/^olivia paused the bot · /)
     // From the nav, as a person would: the audit view shows (not Live), its link lit.
     await page.getByRole('link', { name: 'Audit log' }).click()
     await poll(() => page.getByTestId('audit-row').count()).toBe(2)

@@ -83,6 +83,43 @@ export function bubble(m) {
   )
 }
 
+const TAKEOVER_TEXT = {
+  pause: 'paused the bot',
+  resume: 'resumed the bot',
+  'handoff.claim': 'took the conversation',
+  'handoff.release': 'released the conversation',
+  'handoff.auto-resume': 'resumed the bot (no message for a while)',
+}
+
+/** A pause, resume, claim or release, as a line between the bubbles at its time. */
+function takeoverMark(t) {
+  return h(
+    'div',
+    { class: 'takeover-mark', 'data-testid': 'takeover-mark', dataset: { ts: t.ts } },
+    `${t.actor} ${TAKEOVER_TEXT[t.action] ?? t.action} · ${dateTime(t.ts)}`,
+  )
+}
+
+/**
+ * The bubbles with the takeover marks placed by time; marks older than the page's first
+ * message stay out while older pages remain to load.
+ */
+function withTakeovers(bubbles, takeovers, olderPages) {
+  const out = []
+  let i = 0
+  const first = Number(bubbles[0]?.dataset.ts ?? Number.POSITIVE_INFINITY)
+  for (const b of bubbles) {
+    const ts = Number(b.dataset.ts)
+    while (i < takeovers.length && takeovers[i].ts <= ts) {
+      if (!(olderPages && takeovers[i].ts < first)) out.push(takeoverMark(takeovers[i]))
+      i++
+    }
+    out.push(b)
+  }
+  for (; i < takeovers.length; i++) out.push(takeoverMark(takeovers[i]))
+  return out
+}
+
 /** Marks a bubble as the operator's, once. */
 function markOperator(el) {
   if (el.classList.contains('operator')) return
@@ -236,7 +273,7 @@ export async function openTranscript(bot, thread) {
       onscroll: (ev) => ev.target.scrollTop < 120 && loadOlder(),
     },
     more,
-    data.messages.map(bubble),
+    withTakeovers(data.messages.map(bubble), data.takeovers ?? [], data.olderBeforeId != null),
   )
   const user = data.messages.map(userOf).find((u) => u != null && u !== '') ?? null
   const input = h('input', {

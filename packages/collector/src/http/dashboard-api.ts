@@ -4,7 +4,7 @@ import type { BotRegistry } from '../access/bot-registry'
 import { RequestError } from '../errors'
 import type { HandoffQueue } from '../live/handoff-queue'
 import type { LiveFeed } from '../live/live-feed'
-import { OperatorLog } from '../live/operator-log'
+import { OperatorLog, takeoverMarks } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
 import type { LlmPrice, MessengerPageConfig } from '../options'
 import { DAY_MS } from '../reports/range'
@@ -116,11 +116,12 @@ export function dashboardApi(deps: {
     const limit = Math.min(Math.max(1, Math.floor(intParam(req, 'limit') ?? TRANSCRIPT_PAGE)), 5000)
     const beforeId = intParam(req, 'beforeId')
     // One more than asked tells whether an older page exists.
-    const [page, paused, audited] = await Promise.all([
+    const [page, paused, entries] = await Promise.all([
       deps.store.transcript(bot, thread, { limit: limit + 1, ...(beforeId !== undefined ? { beforeId } : {}) }),
       deps.store.paused(bot, thread),
-      operator.fromAudit(deps.store, bot, thread),
+      deps.store.audit({ bots: [bot], limit: 1000 }),
     ])
+    const audited = operator.fromAudit(entries, bot, thread)
     const messages = page.length > limit ? page.slice(page.length - limit) : page
     const olderBeforeId = page.length > limit ? (messages[0]?.id ?? null) : null
     const llm = await llmDetails(deps.store, messages, deps.llmPrices)
@@ -134,6 +135,8 @@ export function dashboardApi(deps: {
       paused,
       messages: marked,
       olderBeforeId,
+      // Pauses, resumes, claims and releases of this conversation, oldest first.
+      takeovers: takeoverMarks(entries, thread),
       // LLM conversations: the tokens (and cost) of the messages of this page, and the trace link template.
       usage: llm.totals,
       traceUrl: deps.traceUrl ?? null,

@@ -1,4 +1,4 @@
-import type { RecordStore, StoredMessage } from '../store/store'
+import type { AuditEntry, StoredMessage } from '../store/store'
 
 /** An operator's message as the dashboard sent it to the bot. */
 export interface OperatorSend {
@@ -48,11 +48,10 @@ export class OperatorLog {
   }
 
   /**
-   * The operator messages of one conversation the audit log holds, as sends, less those this
-   * process remembers already (the same send, seen twice).
+   * The operator messages of one conversation in an audit read (newest first), as sends, less
+   * those this process remembers already (the same send, seen twice).
    */
-  async fromAudit(store: RecordStore, bot: string, thread: string): Promise<OperatorSend[]> {
-    const entries = await store.audit({ bots: [bot], limit: 1000 })
+  fromAudit(entries: readonly AuditEntry[], bot: string, thread: string): OperatorSend[] {
     const known = this.sends.filter((s) => s.bot === bot && s.thread === thread)
     const out: OperatorSend[] = []
     for (const e of entries) {
@@ -91,4 +90,25 @@ export class OperatorLog {
       return { ...m, sentBy: 'operator' as const }
     })
   }
+}
+
+/** A change of who answers a conversation, shown in its transcript at its time. */
+export interface TakeoverMark {
+  ts: number
+  /** `pause`, `resume`, `handoff.claim`, `handoff.release`, `handoff.auto-resume`. */
+  action: string
+  actor: string
+}
+
+const TAKEOVER_ACTIONS = new Set(['pause', 'resume', 'handoff.claim', 'handoff.release', 'handoff.auto-resume'])
+
+/**
+ * The pauses, resumes, claims and releases of one conversation in an audit read (newest first),
+ * oldest first: a question with no reply has its reason beside it.
+ */
+export function takeoverMarks(entries: readonly AuditEntry[], thread: string): TakeoverMark[] {
+  return entries
+    .filter((e) => e.target === thread && TAKEOVER_ACTIONS.has(e.action))
+    .map((e) => ({ ts: e.ts, action: e.action, actor: e.actor }))
+    .reverse()
 }
