@@ -61,7 +61,7 @@ export {
 export { FEEDBACK_EVENT, feedbackScore } from './reports/feedback-score'
 export { PERIODS, type Period } from './reports/periods'
 export { clusterPhrases, type PhraseCluster } from './reports/phrase-clusters'
-export { dayStart, parseInstant, type ReportRange, rangeOf } from './reports/range'
+export { dayStart, parseInstant, RangeParamError, type ReportRange, rangeOf } from './reports/range'
 export type {
   HandoffChange,
   HandoffEntry,
