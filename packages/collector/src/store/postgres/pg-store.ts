@@ -646,20 +646,20 @@ export class PgRecordStore implements RecordStore {
 
   async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
     const params: unknown[] = [filter.since ?? 0]
-    const and = d.sql(scopeSql(d, filter, params, 'r.bot')).replace(/\$(\d+)/g, (_, n) => `$${Number(n) + 1}`)
+    const and = scopeSql(d, filter, params, 'r.bot')
     // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
     // parse for records that cannot have them. json, not jsonb: raw may hold "\u0000".
     return this.query<UsageLine>(
-      `SELECT to_char(to_timestamp(r.received_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+      d.sql(`SELECT to_char(to_timestamp(r.received_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
               r.raw::json -> 'platformJson' ->> 'model' AS model,
               count(*)::int AS messages, count(DISTINCT m.thread)::int AS conversations,
               sum((r.raw::json -> 'platformJson' -> 'usage' ->> 'inputTokens')::float8) AS "inputTokens",
               coalesce(sum(CASE WHEN json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'outputTokens') = 'number'
                 THEN (r.raw::json -> 'platformJson' -> 'usage' ->> 'outputTokens')::float8 END), 0) AS "outputTokens"
        FROM convotrack_records r JOIN convotrack_messages m ON m.record_id = r.id
-       WHERE r.type = 'outgoing' AND r.received_at >= $1 AND r.raw LIKE '%"usage"%'
+       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
          AND json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'inputTokens') = 'number'${and}
-       GROUP BY 1, 2 ORDER BY 1, 2 NULLS FIRST`,
+       GROUP BY 1, 2 ORDER BY 1, 2 NULLS FIRST`),
       params,
     )
   }
