@@ -23,7 +23,9 @@
  * through the collector's ingest code in this process (validateRecord + ingestMany, the batch
  * route's path without HTTP) — labelled "seed" in the output, not an ingest rate; the last S go
  * through /track/batch of real collector processes (4 batches of 500 in flight) and give the
- * ingest rate. `--seed http` sends everything through /track/batch. Record i is always the same
+ * ingest rate. `--seed http` sends everything through /track/batch. `--seed bulk` (for measuring
+ * reads at 10 M) writes the prepared records straight into the tables and derives the summaries
+ * from them with the migrations' code (bench/scale-bulk.ts): minutes instead of hours. Record i is always the same
  * record with the idempotency key `s.<i>`, so an interrupted load resumes where the store's count
  * says and a repeat is stored once. A store that already holds N records is only read.
  */
@@ -42,6 +44,7 @@ import { ingestMany } from '../packages/collector/src/ingest/ingest'
 import { LiveFeed } from '../packages/collector/src/live/live-feed'
 import { type PostgresServer, startPostgres } from '../packages/collector/test/support/postgres'
 import { type CollectorProcess, startCollectorProcess } from './collector-batch'
+import { bulkSeedPostgres, bulkSeedSqlite, deriveIfPending } from './scale-bulk'
 import { type ScaleShape, scaleRecord } from './scale-records'
 
 const { values: args } = parseArgs({
@@ -91,6 +94,22 @@ const wire = (i: number) => {
   return { ...r, idempotencyKey: `s.${i.toString(36)}` }
 }
 
+/** Record i as ingest accepts it (validated as the batch route does). */
+const accepted = (i: number) => {
+  const r = wire(i)
+  const body = JSON.parse(r.body) as Record<string, unknown>
+  validateRecord(r.platform as never, r.type, body, '11.1.0-rest')
+  return {
+    bot: BOT,
+    platform: r.platform as never,
+    type: r.type,
+    v: '11.1.0-rest',
+    raw: r.body,
+    body,
+    idempotencyKey: r.idempotencyKey,
+  }
+}
+
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
 
 /** The bench's own store (seeding, counting): a 10-minute query timeout, as a count of 10 M rows takes a while. */
@@ -131,20 +150,7 @@ async function seedInProcess(
       while (next < to && Date.now() < SEED_UNTIL) {
         const start = next
         next = Math.min(to, next + BATCH)
-        const batch = Array.from({ length: next - start }, (_, j) => {
-          const r = wire(start + j)
-          const body = JSON.parse(r.body) as Record<string, unknown>
-          validateRecord(r.platform as never, r.type, body, '11.1.0-rest')
-          return {
-            bot: BOT,
-            platform: r.platform as never,
-            type: r.type,
-            v: '11.1.0-rest',
-            raw: r.body,
-            body,
-            idempotencyKey: r.idempotencyKey,
-          }
-        })
+        const batch = Array.from({ length: next - start }, (_, j) => accepted(start + j))
         await ingestMany(store, feed, batch)
         show(next)
       }
@@ -303,12 +309,25 @@ async function main(): Promise<void> {
   )
   const collectors: CollectorProcess[] = []
   try {
-    const store = await openStore(db)
-    const have = (await store.counts()).records
-    const httpFrom = SEED === 'http' ? 0 : RECORDS - SLICE
     let seedRate: number | undefined
+    let store = await openStore(db)
+    let have = (await store.counts()).records
+    let deriveSeconds = 0
+    if (SEED === 'bulk') {
+      // Straight into the tables, then the summaries derived from them (bench/scale-bulk.ts).
+      await store.close()
+      const until = RECORDS - SLICE
+      if (have < until) {
+        if (pgBackend) seedRate = (await bulkSeedPostgres(db, until, accepted, log)).rate
+        else ({ rate: seedRate, deriveSeconds } = bulkSeedSqlite(db, until, accepted, log))
+      }
+      if (pgBackend) deriveSeconds = (await deriveIfPending(db, log)) || deriveSeconds
+      store = await openStore(db)
+      have = (await store.counts()).records
+    }
+    const httpFrom = SEED === 'http' ? 0 : RECORDS - SLICE
     // A resumed load starts a little before the count (batches in flight may have landed out of order).
-    const resume = Math.max(0, have - IN_FLIGHT * BATCH)
+    const resume = SEED === 'bulk' ? have : Math.max(0, have - IN_FLIGHT * BATCH)
     if (have > 0) log(`store holds ${have.toLocaleString('en')} records: resuming at ${resume.toLocaleString('en')}`)
     let sliceFrom = Math.max(resume, httpFrom)
     if (resume < httpFrom) {
@@ -351,7 +370,8 @@ async function main(): Promise<void> {
     )
     console.log(
       `ingest through /track/batch (${IN_FLIGHT} × ${BATCH} in flight): ${ingestRate ? `${Math.round(ingestRate)} rec/s` : 'not measured (store already loaded)'}` +
-        (seedRate ? ` · bulk seed in-process (no HTTP): ${Math.round(seedRate)} rec/s` : ''),
+        (seedRate ? ` · seed (${SEED}, no HTTP): ${Math.round(seedRate)} rec/s` : '') +
+        (deriveSeconds ? ` · summaries derived in ${Math.round(deriveSeconds)} s` : ''),
     )
     console.log(`\n| read (median / max of ${RUNS}) | ${RANGES.map(([n]) => n).join(' | ')} |`)
     console.log(`|---|${RANGES.map(() => '---').join('|')}|`)
@@ -364,6 +384,7 @@ async function main(): Promise<void> {
         users: USERS,
         ingestRate,
         seedRate,
+        deriveSeconds,
         reads: Object.fromEntries(rows.map((r) => [r.read, r.timings])),
       }),
     )

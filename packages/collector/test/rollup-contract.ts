@@ -16,6 +16,7 @@ import {
   type StoredRecordType,
 } from '@convotrack/collector'
 import { describe, expect, it } from 'vitest'
+import { localeOf } from '../src/store/store-rows'
 import { freshStores, type StoreFactory } from './store-contract'
 
 type Obj = Record<string, unknown>
@@ -85,7 +86,7 @@ function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix = ''): I
       if (nh) body.intent = { name: 'NotHandled' }
       else if (rnd() < 0.6)
         body.intent = { name: pick(['buy', 'track', 'help']), confidence: Math.round(rnd() * 100) / 100 }
-      if (rnd() < 0.3) body.platformUserJson = { locale: pick(['en_GB', 'de_DE', 'fr_FR']), n: i }
+      if (rnd() < 0.3) body.platformUserJson = { locale: pick(['en_GB', 'de_DE', 'fr_FR', 'en-GB']), n: i }
       items.push(rec(bot, pick(['universal', 'generic', 'sms']), 'incoming', body, at))
     } else if (r < 0.7) {
       const body: Obj = { ...base, text: `reply ${i % 5}` }
@@ -163,7 +164,8 @@ function recount(all: StoredMessage[], filter: ReadFilter) {
     const p = phrase(m.text)
     const e = nh.get(p) ?? { text: m.text ?? '', count: 0, users: new Set(), lastTs: 0, bots: new Set() }
     e.count++
-    e.users.add(m.userId)
+    // Users are counted per bot: the same id in two bots is two users.
+    e.users.add(`${m.bot}/${m.userId}`)
     e.bots.add(m.bot)
     e.lastTs = Math.max(e.lastTs, m.ts)
     if ((m.text ?? '') < e.text) e.text = m.text ?? ''
@@ -258,6 +260,26 @@ export async function expectMatchesRecount(store: RecordStore, filter: ReadFilte
   for (const c of ev.pageLaunches) got.set(`pageLaunchEvent/${c.page}`, c.count)
   for (const c of ev.referrals) got.set(`referralEvent/${c.source}`, c.count)
   expect(Object.fromEntries([...got].sort())).toEqual(Object.fromEntries([...want.events].sort()))
+  // Segments: users whose first-to-last-seen span meets the range (whole hours), by their latest metadata.
+  const users = new Map<string, { first: number; last: number; json: Obj | null }>()
+  for (const m of [...all].sort(byTsId)) {
+    if (m.userId === '' || (filter.bot !== undefined && m.bot !== filter.bot)) continue
+    const u = users.get(`${m.bot}/${m.userId}`) ?? { first: m.ts, last: m.ts, json: null }
+    u.first = Math.min(u.first, m.ts)
+    u.last = Math.max(u.last, m.ts)
+    if (m.userJson) u.json = m.userJson as Obj
+    users.set(`${m.bot}/${m.userId}`, u)
+  }
+  const from = Math.floor((filter.from ?? 0) / HOUR) * HOUR
+  const to = filter.to === undefined || filter.to === null ? null : Math.ceil(filter.to / HOUR) * HOUR
+  const locales = new Map<string, number>()
+  for (const u of users.values()) {
+    if (!u.json || u.json.locale === undefined || u.last < from || (to !== null && u.first >= to)) continue
+    const l = localeOf(String(u.json.locale))
+    locales.set(l, (locales.get(l) ?? 0) + 1)
+  }
+  const seg = (await store.segments(filter)).find((s) => s.field === 'locale')
+  expect(Object.fromEntries((seg?.values ?? []).map((v) => [v.value, v.users]))).toEqual(Object.fromEntries(locales))
   if (filter.from === undefined && filter.to === undefined && filter.bot === undefined) {
     const nhIds = new Set(nhInputs(all).map((m) => m.id))
     const convs = await store.conversations({ limit: 5000 })
@@ -272,16 +294,6 @@ export async function expectMatchesRecount(store: RecordStore, filter: ReadFilte
         notHandled,
       })),
     ).toEqual(recountConversations(all, nhIds))
-    // Segments: each user's latest metadata (event time, then arrival).
-    const latest = new Map<string, StoredMessage>()
-    for (const m of [...all].sort(byTsId)) if (m.userJson) latest.set(`${m.bot}/${m.userId}`, m)
-    const locales = new Map<string, number>()
-    for (const m of latest.values()) {
-      const l = String((m.userJson as Obj).locale)
-      locales.set(l, (locales.get(l) ?? 0) + 1)
-    }
-    const seg = (await store.segments({})).find((s) => s.field === 'locale')
-    expect(Object.fromEntries((seg?.values ?? []).map((v) => [v.value, v.users]))).toEqual(Object.fromEntries(locales))
   }
 }
 
@@ -313,6 +325,9 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
       await expectMatchesRecount(store, { bot: 'shop' })
       await expectMatchesRecount(store, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
       await expectMatchesRecount(store, { bot: 'help', from: BASE + DAY })
+      // Ends after every input: answered from the per-hour phrase rows, as an open range is.
+      await expectMatchesRecount(store, { from: BASE + 5 * HOUR, to: BASE + 40 * DAY })
+      await expectMatchesRecount(store, { bot: 'shop', to: BASE + 2 * DAY })
     })
 
     it('equal a full recount after erasure and retention', async () => {
@@ -325,6 +340,7 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
       while ((await store.deleteOlderThan({ before: BASE + 10 * DAY + 150_000, limit: 40 })) > 0) {}
       await expectMatchesRecount(store)
       await expectMatchesRecount(store, { bot: 'shop', from: BASE + 20 * HOUR, to: BASE + 50 * HOUR })
+      await expectMatchesRecount(store, { from: BASE + 30 * HOUR })
       // Erased users leave nothing behind in the NotHandled report or the conversations.
       const all = await allMessages(store)
       expect(all.some((m) => m.bot === 'shop' && m.userId === 'u3')).toBe(false)
@@ -343,6 +359,7 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
       await Promise.all([load(store, a, 20), load(other, b, 20)])
       await expectMatchesRecount(store)
       await expectMatchesRecount(other, { bot: 'shop' })
+      await expectMatchesRecount(other, { from: BASE + DAY })
     })
 
     it('NotHandled: a reply marks the input before it once, even when the input came in an earlier batch', async () => {

@@ -22,7 +22,7 @@ export interface AcceptedRecord {
   idempotencyKey?: string | undefined
 }
 
-type Prepared = { record: IncomingRecord; messages: NormalizedMessage[] }
+export type Prepared = { record: IncomingRecord; messages: NormalizedMessage[] }
 
 /**
  * What an idempotency key promises: the same platform, type, `v` and body (credentials blanked,
@@ -59,7 +59,8 @@ function checkIds(messages: readonly NormalizedMessage[]): void {
         )
 }
 
-function prepare(accepted: AcceptedRecord, receivedAt: number): Prepared {
+/** A record as ingest stores it: credentials blanked, normalised, its event time and fingerprint (the scale bench's bulk seed uses it too). */
+export function prepare(accepted: AcceptedRecord, receivedAt: number): Prepared {
   // Platform credentials are never kept, whoever sent them (the raw view shows them blanked).
   // The raw text is edited where the credentials sit, never re-serialised: what is kept is what
   // was sent. Scanned even when the parsed body had none (a repeated key: JSON.parse keeps the

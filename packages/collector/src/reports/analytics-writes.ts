@@ -56,8 +56,8 @@ const point = (m: { ts: number; direction: string; intent: string | null }): Ses
   intent: m.direction === 'incoming' ? m.intent : null,
 })
 
-/** Serialises writers of the same users' sessions (PostgreSQL: two collectors on one database). */
-function* lockUsers(d: Dialect, keys: readonly string[]): Steps {
+/** Serialises writers of the same users' sessions and read summaries (PostgreSQL: two collectors on one database); keys are `bot` U+0000 `user`. */
+export function* lockUsers(d: Dialect, keys: readonly string[]): Steps {
   if (d.name !== 'postgres' || keys.length === 0) return
   // In key order: writers lock in the same order (no deadlock).
   yield {

@@ -12,11 +12,12 @@ import type {
   Segment,
   TimelineBucket,
 } from '../store/store'
-import { eventsReport, segmentsOf } from '../store/store-rows'
+import { eventsReport, topSegments } from '../store/store-rows'
 import type { Dialect, Query } from './dialect'
 import { fineTimelineQuery, scopeSql } from './message-queries'
 import { dayStart, HOUR_MS, hourRange } from './range'
-import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED, USERS } from './rollup-tables'
+import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
+import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED } from './rollup-tables'
 
 /** A row as the database answers it. */
 export type Row = Record<string, unknown>
@@ -75,7 +76,10 @@ export async function intentsReport(d: Dialect, exec: Exec, filter: ReadFilter):
 
 /**
  * The NotHandled report: inputs grouped by phrase, most frequent first (at most `limit` lines,
- * default 500). Reads one summary row per phrase × user × hour, so it answers at any history size.
+ * default 500); `users` counts each bot's users apart. A range that runs to the present (open, or
+ * ending after every stored input: the default, the dashboard's presets, all time) reads one row
+ * per phrase × hour (read-summaries.ts); a range that ends in the past reads the phrase × user ×
+ * hour rows in it.
  */
 export async function notHandledReport(
   d: Dialect,
@@ -83,14 +87,30 @@ export async function notHandledReport(
   filter: ReadFilter,
   limit = 500,
 ): Promise<NotHandledLine[]> {
-  const params: unknown[] = []
-  const rows = await exec({
-    sql: `SELECT phrase, min(text) AS text, sum(n) AS n, count(DISTINCT user_id) AS users, max(last_ts) AS last_ts,
-        ${d.distinctList('bot')} AS bots
-      FROM ${d.table(NOT_HANDLED.name)} ${where(d, filter, params)}
-      GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT ${Math.max(1, Math.floor(limit))}`,
-    params,
-  })
+  const lines = Math.max(1, Math.floor(limit))
+  const hours = hourRange(filter)
+  let rows: Row[]
+  if (hours.to === null || !(await inputsFrom(d, exec, filter, hours.to))) {
+    const params: unknown[] = []
+    const open = { ...filter, to: null }
+    rows = await exec({
+      sql: `SELECT phrase, min(text) AS text, sum(n) AS n, sum(users) AS users, max(last_ts) AS last_ts,
+          ${d.distinctList('bot')} AS bots
+        FROM ${d.table(NH_PHRASES.name)} ${where(d, open, params)}
+        GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT ${lines}`,
+      params,
+    })
+  } else {
+    const params: unknown[] = []
+    rows = await exec({
+      sql: `SELECT phrase, min(text) AS text, sum(n) AS n, count(*) AS users, max(last_ts) AS last_ts,
+          ${d.distinctList('bot')} AS bots
+        FROM (SELECT phrase, bot, user_id, min(text) AS text, sum(n) AS n, max(last_ts) AS last_ts
+          FROM ${d.table(NOT_HANDLED.name)} ${where(d, filter, params)} GROUP BY phrase, bot, user_id) u
+        GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT ${lines}`,
+      params,
+    })
+  }
   return rows.map((r) => ({
     text: String(r.text ?? ''),
     count: num(r.n),
@@ -98,6 +118,18 @@ export async function notHandledReport(
     lastTs: num(r.last_ts),
     bots: r.bots ? String(r.bots).split(',').sort() : [],
   }))
+}
+
+/** Is any NotHandled input in scope stored at or after `hour`? (One row read by the hour index.) */
+async function inputsFrom(d: Dialect, exec: Exec, filter: ReadFilter, hour: number): Promise<boolean> {
+  const params: unknown[] = []
+  const scope = scopeSql(d, filter, params)
+  params.push(hour)
+  const rows = await exec({
+    sql: `SELECT 1 AS found FROM ${d.table(NH_PHRASES.name)} WHERE 1 = 1${scope} AND hour >= ? LIMIT 1`,
+    params,
+  })
+  return rows.length > 0
 }
 
 export async function eventsReportOf(d: Dialect, exec: Exec, filter: ReadFilter): Promise<EventsReport> {
@@ -122,23 +154,23 @@ export async function eventsReportOf(d: Dialect, exec: Exec, filter: ReadFilter)
   })
 }
 
-/** Users active in the range (first seen before `to`, last seen from `from`), by their latest metadata. */
+/**
+ * Users active in the range (first seen before `to`, last seen from `from`, both widened to whole
+ * hours), by their latest metadata: users last seen from `from` on, less those first seen from
+ * `to` on — rows from `from` on of the per-hour counts (read-summaries.ts), not one per user.
+ */
 export async function segmentsReport(d: Dialect, exec: Exec, filter: ReadFilter): Promise<Segment[]> {
+  const hours = hourRange(filter)
   const params: unknown[] = []
-  let and = scopeSql(d, filter, params)
-  if (filter.from !== undefined && filter.from > 0) {
-    and += ' AND last_ts >= ?'
-    params.push(filter.from)
-  }
-  if (filter.to !== undefined && filter.to !== null) {
-    and += ' AND first_ts < ?'
-    params.push(filter.to)
-  }
+  const firsts = hours.to === null ? '0' : 'sum(CASE WHEN hour >= ? THEN firsts ELSE 0 END)'
+  if (hours.to !== null) params.push(hours.to)
   const rows = await exec({
-    sql: `SELECT user_json FROM ${d.table(USERS.name)} WHERE user_json IS NOT NULL${and} ORDER BY json_ts, json_id`,
-    params,
+    sql: `SELECT field, value, sum(lasts) - ${firsts} AS users FROM ${d.table(SEGMENTS.name)}
+      WHERE 1 = 1${scopeSql(d, filter, params)}${hours.from > 0 ? ' AND hour >= ?' : ''}
+      GROUP BY field, value`,
+    params: hours.from > 0 ? [...params, hours.from] : params,
   })
-  return segmentsOf(rows.map((r) => String(r.user_json)))
+  return topSegments(rows.map((r) => ({ field: String(r.field), value: String(r.value), users: num(r.users) })))
 }
 
 /**

@@ -61,12 +61,13 @@ function* upsertAll(d: Dialect, deltas: Deltas): Steps {
  * each outgoing NotHandled reply answered (the thread's latest incoming message stored before
  * it: what the bot had received when it replied, whatever the event times say) — once: `nh = 0` in the UPDATE makes a second marking a no-op, even
  * from another collector at the same time — then merges the batch's changes into every summary.
+ * Returns the changes merged.
  */
 export function* ingestRollups(
   d: Dialect,
   fresh: readonly RollupMessage[],
   records: ReadonlyArray<{ bot: string; ts: number }>,
-): Steps {
+): Steps<Deltas> {
   const replies = fresh.filter((m) => m.direction === 'outgoing' && m.intent === 'NotHandled')
   const targets = new Set<number>()
   const messages = d.table('messages')
@@ -107,6 +108,8 @@ export function* ingestRollups(
   }
   addDeltas(deltas, fresh, records)
   yield* upsertAll(d, deltas)
+  // The changes, for the summaries derived from them (read-summaries.ts).
+  return deltas
 }
 
 /**

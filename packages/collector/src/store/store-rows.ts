@@ -3,6 +3,7 @@
  * a {@link StoredMessage}, the row shapes of the reports turned into the store's report types,
  * and the clamp on read limits. The SQL itself stays with each store.
  */
+import { segmentPairs } from '../reports/segment-pairs'
 import type { EventsReport, MessengerPageConfig, SearchHit, Segment, StoredMessage, StoredRecord } from './store'
 
 /** A row of the messages table (both stores name the columns alike), with the event's raw record when it is one. */
@@ -108,40 +109,42 @@ export function eventsReport(rows: {
   }
 }
 
-const LOCALE_FIELD = /locale|language|lang$/i
-const LOCALE = /^([a-z]{2,3})[-_]([a-z]{2})$/i
-
-/** One spelling per locale: Messenger sends `en_GB`, Alexa `en-GB` — both count as `en_GB`. */
-export function localeOf(value: string): string {
-  const m = LOCALE.exec(value)
-  return m ? `${(m[1] as string).toLowerCase()}_${(m[2] as string).toUpperCase()}` : value
-}
+export { localeOf } from '../reports/segment-pairs'
 
 /** Users counted by field value from each user's latest `user_json` (top 20 values, top 30 fields). */
 export function segmentsOf(userJsons: Iterable<string>): Segment[] {
-  const fields = new Map<string, Map<string, number>>()
-  for (const raw of userJsons) {
-    const user = JSON.parse(raw) as Record<string, unknown>
-    for (const [key, value] of Object.entries(user)) {
-      if (value === null || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean'))
-        continue
-      const values = fields.get(key) ?? new Map<string, number>()
-      const shown = LOCALE_FIELD.test(key) ? localeOf(String(value)) : String(value)
-      values.set(shown, (values.get(shown) ?? 0) + 1)
-      fields.set(key, values)
+  const counts = new Map<string, { field: string; value: string; users: number }>()
+  for (const raw of userJsons)
+    for (const [field, value] of segmentPairs(raw)) {
+      const k = `${field}\u0000${value}`
+      const c = counts.get(k) ?? { field, value, users: 0 }
+      c.users++
+      counts.set(k, c)
     }
+  return topSegments(counts.values())
+}
+
+/** Segments from users counted per field and value: the top 20 values of the top 30 fields (by users). */
+export function topSegments(counts: Iterable<{ field: string; value: string; users: number }>): Segment[] {
+  const fields = new Map<string, Array<{ value: string; users: number }>>()
+  for (const { field, value, users } of counts) {
+    if (users <= 0) continue
+    const values = fields.get(field) ?? []
+    values.push({ value, users })
+    fields.set(field, values)
   }
   const total = (values: Array<{ users: number }>) => values.reduce((t, v) => t + v.users, 0)
   return [...fields.entries()]
     .map(([field, values]) => ({
       field,
-      values: [...values.entries()]
-        .map(([value, users]) => ({ value, users }))
-        .sort((a, b) => b.users - a.users)
+      total: total(values),
+      values: values
+        .sort((a, b) => b.users - a.users || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
         .slice(0, 20),
     }))
-    .sort((a, b) => total(b.values) - total(a.values))
+    .sort((a, b) => b.total - a.total || (a.field < b.field ? -1 : 1))
     .slice(0, 30)
+    .map(({ field, values }) => ({ field, values }))
 }
 
 /** A read's row limit: `fallback` when not a finite number, else 1 to 5 000. */

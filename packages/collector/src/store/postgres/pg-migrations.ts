@@ -2,6 +2,8 @@ import type { ClientBase } from 'pg'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { postgresDialect } from '../../reports/dialect'
+import { rebuildReadSummaries } from '../../reports/read-summaries'
+import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 import { PG_SEARCH_DDL } from '../../reports/search-query'
@@ -182,6 +184,17 @@ ${analyticsDdl(postgresDialect)}
     async after(client) {
       await runStepsAsync(
         rebuildSteps(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
+  {
+    version: 10,
+    name: 'NotHandled phrases per hour and segment counts per hour (derived from the summaries)',
+    sql: readSummariesDdl(postgresDialect),
+    async after(client) {
+      await runStepsAsync(
+        rebuildReadSummaries(postgresDialect),
         async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
       )
     },

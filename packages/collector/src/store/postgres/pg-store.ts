@@ -8,6 +8,7 @@ import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
+import { ingestReadSummaries, takeBackReadSummaries } from '../../reports/read-summaries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
@@ -505,7 +506,7 @@ export class PgRecordStore implements RecordStore {
         )
       }
       // The summaries, in the same transaction: committed with the records or not at all.
-      await runSteps(
+      const changes = await runSteps(
         client,
         ingestRollups(
           d,
@@ -515,6 +516,7 @@ export class PgRecordStore implements RecordStore {
           ),
         ),
       )
+      await runSteps(client, ingestReadSummaries(d, changes))
       await runSteps(
         client,
         ingestAnalytics(
@@ -803,6 +805,7 @@ export class PgRecordStore implements RecordStore {
       )
     ).rows
     await runSteps(client, takeBack(d, messages, records))
+    await runSteps(client, takeBackReadSummaries(d, messages))
     await runSteps(client, takeBackAnalytics(d, messages, this.gapMs))
     return { records, messages: messages.length }
   }

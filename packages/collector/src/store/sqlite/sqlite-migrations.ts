@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { type Query, sqliteDialect } from '../../reports/dialect'
+import { rebuildReadSummaries } from '../../reports/read-summaries'
+import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
@@ -160,6 +162,14 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(rollupDdl(sqliteDialect, [USER_STEPS]))
       runSteps(rebuildSteps(sqliteDialect), run)
+    },
+  },
+  {
+    version: 8,
+    name: 'NotHandled phrases per hour and segment counts per hour (derived from the summaries)',
+    apply(db, _keep, run) {
+      db.exec(readSummariesDdl(sqliteDialect))
+      runSteps(rebuildReadSummaries(sqliteDialect), run)
     },
   },
 ]

@@ -7,6 +7,7 @@ import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, scopeSql, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
+import { ingestReadSummaries, takeBackReadSummaries } from '../../reports/read-summaries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
@@ -200,7 +201,8 @@ export class SqliteRecordStore implements RecordStore {
       const fresh: RollupMessage[] = []
       const records: Array<{ bot: string; ts: number }> = []
       const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
-      runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
+      const changes = runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
+      runSteps(ingestReadSummaries(d, changes), (q) => this.run(q))
       runSteps(ingestAnalytics(d, fresh, this.gapMs), (q) => this.run(q))
       return results
     }
@@ -401,6 +403,7 @@ export class SqliteRecordStore implements RecordStore {
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
     runSteps(takeBack(d, doomed, records), (q) => this.run(q))
+    runSteps(takeBackReadSummaries(d, doomed), (q) => this.run(q))
     runSteps(takeBackAnalytics(d, doomed, this.gapMs), (q) => this.run(q))
     return { records: removed, messages }
   }
