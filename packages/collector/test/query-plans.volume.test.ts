@@ -1,7 +1,9 @@
 // Every dashboard read at its default range, EXPLAINed on a store holding 200 000 records: none
 // may read the big tables (records, messages) whole. PostgreSQL: no `Seq Scan` of them (EXPLAIN
 // FORMAT JSON, after ANALYZE as autovacuum would); SQLite: no `SCAN` of them (EXPLAIN QUERY PLAN,
-// without ANALYZE: a fresh file). No timing is asserted.
+// without ANALYZE: a fresh file). The NotHandled report and the segments at their default range
+// read neither a per-user summary nor the profiles (their size grows with the users, not the
+// answer). No timing is asserted.
 import { PgRecordStore, type ReadFilter, SqliteRecordStore } from '@convotrack/collector'
 import Database from 'better-sqlite3'
 import pg from 'pg'
@@ -11,6 +13,7 @@ import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
 import { floorHour } from '../src/reports/range'
+import { rebuildReadSummaries } from '../src/reports/read-summaries'
 import {
   conversationsReport,
   countsReport,
@@ -67,9 +70,11 @@ function seedSql(d: Dialect): string[] {
 async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Query }>> {
   const out: Array<{ name: string; q: Query }> = []
   let name = ''
+  // What the captured statements answer: the NotHandled report asks whether inputs exist after a range's end.
+  let answer: Row[] = []
   const capture: Exec = async (q) => {
     out.push({ name, q })
-    return []
+    return answer
   }
   const ranges: Array<[string, ReadFilter]> = [
     ['', { from: floorHour(NOW - 30 * DAY), to: null, tz: 'UTC' }],
@@ -116,6 +121,11 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
       name = n + suffix
       await read()
     }
+    // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
+    name = `not-handled ending in the past${suffix}`
+    answer = [{ found: 1 }]
+    await notHandledReport(d, capture, { ...f, to: floorHour(NOW - 10 * DAY) })
+    answer = []
     out.push({ name: `messages${suffix}`, q: recentQuery(d, f, 50) })
     out.push({ name: `messages afterId${suffix}`, q: recentQuery(d, { ...f, afterId: 150_000 }, 50) })
   }
@@ -138,6 +148,7 @@ describe('query plans at 200 000 records', () => {
         for (const sql of seedSql(postgresDialect)) await client.query(sql)
         for (const steps of [
           rebuildRollups(postgresDialect),
+          rebuildReadSummaries(postgresDialect),
           rebuildAnalytics(postgresDialect),
           rebuildSteps(postgresDialect),
         ])
@@ -162,6 +173,9 @@ describe('query plans at 200 000 records', () => {
           for (const node of walk(plan))
             if (node['Node Type'] === 'Seq Scan' && /^convotrack_(records|messages)$/.test(node['Relation Name'] ?? ''))
               bad.push(`${name}: Seq Scan on ${node['Relation Name']}`)
+          for (const node of walk(plan))
+            if (perUser(name, (node['Relation Name'] ?? '').replace(/^convotrack_/, '')))
+              bad.push(`${name}: reads ${node['Relation Name']}`)
         }
         expect(bad).toEqual([])
       } finally {
@@ -185,6 +199,7 @@ describe('query plans at 200 000 records', () => {
           for (const sql of seedSql(sqliteDialect)) db.exec(sql)
           for (const steps of [
             rebuildRollups(sqliteDialect),
+            rebuildReadSummaries(sqliteDialect),
             rebuildAnalytics(sqliteDialect),
             rebuildSteps(sqliteDialect),
           ])
@@ -211,16 +226,27 @@ describe('query plans at 200 000 records', () => {
           // Aliases of the big tables in the shared SQL: m, i, o (messages), r (records).
           for (const { detail } of rows)
             if (/^SCAN (messages|records|m|r|i|o)\b/.test(detail)) bad.push(`${name}: ${detail}`)
+            else if (perUser(name, /^(?:SCAN|SEARCH) (\w+)/.exec(detail)?.[1] ?? '')) bad.push(`${name}: ${detail}`)
         }
         expect(bad).toEqual([])
         // The summaries were derived: the reads have something to read.
         expect((db.prepare('SELECT sum(messages) AS n FROM rollup_hourly').get() as { n: number }).n).toBe(RECORDS)
+        expect((db.prepare('SELECT sum(users) AS n FROM rollup_nh_phrases').get() as { n: number }).n).toBeGreaterThan(
+          0,
+        )
+        expect((db.prepare('SELECT sum(lasts) AS n FROM rollup_segments').get() as { n: number }).n).toBeGreaterThan(0)
       } finally {
         db.close()
       }
     })
   })
 })
+
+/** Does the read `name` (at its default range) read `table`, one row per user? Only NotHandled and segments are held to it. */
+function perUser(name: string, table: string): boolean {
+  if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false
+  return /^(rollup_not_handled|nh_phrase_users|user_segments|user_profiles)$/.test(table)
+}
 
 interface PlanNode {
   'Node Type': string

@@ -1,0 +1,84 @@
+// A database that holds history before the NotHandled phrase and segment summaries existed
+// (PostgreSQL migration 10, SQLite 8) opens with them derived from the summaries it already has:
+// the NotHandled report and the segments equal a full recount from the first read on.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { READ_SUMMARIES } from '../src/reports/read-summary-tables'
+import { expectMatchesRecount, load, traffic } from './rollup-contract'
+import { type PostgresServer, startPostgres } from './support/postgres'
+
+const HOUR = 3_600_000
+const BASE = Date.UTC(2026, 2, 1)
+
+describe('upgrading to the NotHandled phrase and segment summaries', () => {
+  it('SQLite: migration 8 derives them from the stored summaries', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ct-read-summaries-')), 'old.db')
+    const store = new SqliteRecordStore(file)
+    await load(store, traffic(400, 11))
+    await store.eraseUser('shop', 'u4')
+    await store.close()
+    // As a file of the version before: without the tables (a later open makes them again).
+    const db = new Database(file)
+    for (const spec of READ_SUMMARIES) db.exec(`DROP TABLE ${spec.name}`)
+    db.exec('PRAGMA user_version = 7')
+    db.close()
+    const upgraded = new SqliteRecordStore(file)
+    try {
+      expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
+      expect((await upgraded.segments({})).length).toBeGreaterThan(0)
+      await expectMatchesRecount(upgraded)
+      await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
+      await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
+      // Ingest and erasure go on from the derived rows.
+      await load(upgraded, traffic(100, 12, 'later'))
+      await upgraded.eraseUser('help', 'u2')
+      await expectMatchesRecount(upgraded)
+    } finally {
+      await upgraded.close()
+    }
+  })
+
+  describe('PostgreSQL', () => {
+    let server: PostgresServer
+    beforeAll(async () => {
+      server = await startPostgres()
+    }, 60_000)
+    afterAll(async () => {
+      await server?.destroy()
+    })
+
+    it('migration 10 derives them from the stored summaries', async () => {
+      const url = await server.createDatabase()
+      const store = await PgRecordStore.open(url, { listen: false })
+      await load(store, traffic(400, 11))
+      await store.eraseUser('shop', 'u4')
+      await store.close()
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        for (const spec of READ_SUMMARIES) await client.query(`DROP TABLE convotrack_${spec.name}`)
+        await client.query('DELETE FROM convotrack_migrations WHERE version = 10')
+      } finally {
+        await client.end()
+      }
+      const upgraded = await PgRecordStore.open(url, { listen: false })
+      try {
+        expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
+        expect((await upgraded.segments({})).length).toBeGreaterThan(0)
+        await expectMatchesRecount(upgraded)
+        await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
+        await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
+        await load(upgraded, traffic(100, 12, 'later'))
+        await upgraded.eraseUser('help', 'u2')
+        await expectMatchesRecount(upgraded)
+      } finally {
+        await upgraded.close()
+      }
+    })
+  })
+})
