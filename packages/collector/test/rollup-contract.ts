@@ -379,6 +379,27 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
       await expectMatchesRecount(store)
     })
 
+    it('NotHandled: a long input is stored and grouped by its first 500 characters (a summary key stays indexable)', async () => {
+      const { store } = await fresh()
+      // 6 000 characters that do not compress: past PostgreSQL's ~2.7 kB index row limit as a key.
+      const rnd = prng(7)
+      const long = Array.from({ length: 6000 }, () => String.fromCharCode(97 + Math.floor(rnd() * 26))).join('')
+      const said = (text: string, user: string, m: number) =>
+        rec(
+          'b',
+          'universal',
+          'incoming',
+          { text, userId: user, intent: { name: 'NotHandled' } },
+          { eventTs: BASE + m * 60_000 },
+        )
+      const results = await store.addMany([said(long, 'u1', 1), said(`${long.slice(0, 500)}-other ending`, 'u2', 2)])
+      expect(results.map((r) => r.duplicate)).toEqual([false, false])
+      const [line] = await store.notHandled({})
+      expect(line).toMatchObject({ count: 2, users: 2, lastTs: BASE + 120_000 })
+      await store.eraseUser('b', 'u2')
+      expect(await store.notHandled({})).toMatchObject([{ count: 1, users: 1, lastTs: BASE + 60_000 }])
+    })
+
     it('ranges: from inclusive, to exclusive, at hour edges; the timeline cuts partial hours exactly', async () => {
       const { store } = await fresh()
       const hi = (t: number, text = 'hi') => rec('b', 'universal', 'incoming', { text, userId: 'u' }, { eventTs: t })

@@ -43,8 +43,20 @@ export interface RollupMessage {
   score?: number | null
 }
 
-/** The NotHandled report's grouping of inputs: the text lower-cased, surrounding white space aside. */
-export const phraseOf = (text: string | null): string => (text ?? '').trim().toLowerCase()
+/** Characters of an input that make its phrase: a summary key stays within PostgreSQL's index row limit (~2.7 kB). */
+export const PHRASE_CHARS = 500
+
+/**
+ * The NotHandled report's grouping of inputs: the text lower-cased, surrounding white space
+ * aside, its first {@link PHRASE_CHARS} characters (never half a surrogate pair).
+ */
+export function phraseOf(text: string | null): string {
+  const p = (text ?? '').trim().toLowerCase()
+  if (p.length <= PHRASE_CHARS) return p
+  const cut = p.slice(0, PHRASE_CHARS)
+  const last = cut.charCodeAt(cut.length - 1)
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut
+}
 
 /** Changes per summary table, keyed by row key. */
 export type Deltas = Map<RollupSpec, Map<string, RollupRow>>

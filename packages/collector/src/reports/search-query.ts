@@ -84,7 +84,7 @@ export function searchQuery(
   let from: string
   if (d.name === 'postgres') {
     from = `${m} m`
-    match = `to_tsvector('simple', coalesce(m.text, '')) @@ to_tsquery('simple', ?)`
+    match = `${pgSearchVector('m.text')} @@ to_tsquery('simple', ?)`
     params.push(toTsQuery(terms))
   } else {
     from = `messages_fts f JOIN ${m} m ON m.id = f.rowid`
@@ -121,7 +121,23 @@ END;
 INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
 `
 
-/** The PostgreSQL full-text index: GIN over the 'simple' configuration (no stemming: any language). */
+/**
+ * PostgreSQL indexes the first this many characters of a message for search: the index entries
+ * of one message are bounded (a 200 kB message of distinct words made its insert cost 12× the
+ * rest of the batch), and no text is too long to index (a tsvector holds at most 1 MB).
+ */
+export const PG_SEARCH_CHARS = 10_000
+
+/** The search vector of a text column: the expression the index is built on and the search matches. */
+const pgSearchVector = (col: string) => `to_tsvector('simple', left(coalesce(${col}, ''), ${PG_SEARCH_CHARS}))`
+
+/** Replaces the whole-text search index (PG_SEARCH_DDL) by one over the first {@link PG_SEARCH_CHARS} characters. */
+export const PG_SEARCH_BOUNDED_DDL = `
+DROP INDEX IF EXISTS convotrack_messages_text_search;
+CREATE INDEX IF NOT EXISTS convotrack_messages_text_search_head ON convotrack_messages USING gin (${pgSearchVector('text')});
+`
+
+/** The PostgreSQL full-text index of migration 7 (replaced by {@link PG_SEARCH_BOUNDED_DDL}): GIN over the 'simple' configuration (no stemming: any language). */
 export const PG_SEARCH_DDL = `
 CREATE INDEX IF NOT EXISTS convotrack_messages_text_search ON convotrack_messages
   USING gin (to_tsvector('simple', coalesce(text, '')));

@@ -6,7 +6,7 @@ import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
-import { PG_SEARCH_DDL } from '../../reports/search-query'
+import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
@@ -190,8 +190,8 @@ ${analyticsDdl(postgresDialect)}
   },
   {
     version: 10,
-    name: 'NotHandled phrases per hour and segment counts per hour (derived from the summaries)',
-    sql: readSummariesDdl(postgresDialect),
+    name: 'NotHandled phrases and segment counts per hour (derived from the summaries); search indexes a bounded head of each text',
+    sql: readSummariesDdl(postgresDialect) + PG_SEARCH_BOUNDED_DDL,
     async after(client) {
       await runStepsAsync(
         rebuildReadSummaries(postgresDialect),
