@@ -40,6 +40,24 @@ function rowsOf(make: (i: number) => AcceptedRecord, from: number, to: number, f
   return { records, messages, nextMessageId: messageId }
 }
 
+/** Logs the load's progress every 200 000 records (and at its end); `rate()`: records per second so far. */
+function progress(from: number, to: number, log: Log) {
+  const t0 = performance.now()
+  let shown = from
+  const rate = (end: number) => (end - from) / Math.max(0.001, (performance.now() - t0) / 1000)
+  let last = from
+  const show = (end: number) => {
+    last = end
+    if (end - shown < 200_000 && end < to) return
+    shown = end
+    const r = rate(end)
+    log(
+      `bulk seed: ${end.toLocaleString('en')} / ${to.toLocaleString('en')} (${Math.round(r)} rec/s, ${Math.round((to - end) / r)} s left)`,
+    )
+  }
+  return Object.assign(show, { rate: () => rate(last) })
+}
+
 /** The secondary indexes and foreign keys of the big tables: dropped for the load, made again after it. */
 const BIG = ['records', 'messages']
 
@@ -90,8 +108,7 @@ export async function bulkSeedPostgres(
     log(
       `bulk seed: records ${from.toLocaleString('en')} → ${to.toLocaleString('en')} (indexes dropped: ${saved.length})`,
     )
-    const t0 = performance.now()
-    let shown = from
+    const show = progress(from, to, log)
     for (let start = from; start < to; start += CHUNK) {
       const end = Math.min(to, start + CHUNK)
       const { records, messages, nextMessageId } = rowsOf(make, start, end, messageId)
@@ -147,15 +164,9 @@ export async function bulkSeedPostgres(
         ],
       )
       await client.query('COMMIT')
-      if (end - shown >= 200_000 || end === to) {
-        shown = end
-        const rate = (end - from) / ((performance.now() - t0) / 1000)
-        log(
-          `bulk seed: ${end.toLocaleString('en')} / ${to.toLocaleString('en')} (${Math.round(rate)} rec/s, ${Math.round((to - end) / rate)} s left)`,
-        )
-      }
+      show(end)
     }
-    const rate = (to - from) / Math.max(0.001, (performance.now() - t0) / 1000)
+    const rate = show.rate()
     // Ingest takes its ids from the identity sequences: past the ids written here.
     for (const t of tables)
       await client.query(
@@ -204,9 +215,9 @@ async function derivePostgres(url: string, log: Log): Promise<void> {
     await c.connect()
     const t0 = performance.now()
     try {
-      await c.query('BEGIN')
+      // Statement by statement, not in one transaction: the analytics' rebuild takes a lock per
+      // user, and half a million of them overflow the lock table (max_locks_per_transaction).
       await runStepsAsync(steps, async (q: Query) => (await c.query<Row>(postgresDialect.sql(q.sql), q.params)).rows)
-      await c.query('COMMIT')
       log(`derived ${name} in ${Math.round((performance.now() - t0) / 1000)} s`)
     } finally {
       await c.end()
@@ -261,8 +272,7 @@ export function bulkSeedSqlite(
        buttons, images, user_json, event_type, event_name, amount, ts, received_at, nh, event_key)
       VALUES (@id, @recordId, @bot, @platform, @direction, @userId, @conversationId, @thread, @sessionId, @text, @intent, @confidence,
        @buttons, @images, @userJson, @eventType, @eventName, @amount, @ts, @receivedAt, @nh, @eventKey)`)
-    const t0 = performance.now()
-    let shown = from
+    const show = progress(from, to, log)
     for (let start = from; start < to; start += CHUNK) {
       const end = Math.min(to, start + CHUNK)
       const { records, messages, nextMessageId } = rowsOf(make, start, end, messageId)
@@ -307,15 +317,9 @@ export function bulkSeedSqlite(
             eventKey: x.rollup.eventKey,
           })
       })()
-      if (end - shown >= 100_000 || end === to) {
-        shown = end
-        const rate = (end - from) / ((performance.now() - t0) / 1000)
-        log(
-          `bulk seed: ${end.toLocaleString('en')} / ${to.toLocaleString('en')} (${Math.round(rate)} rec/s, ${Math.round((to - end) / rate)} s left)`,
-        )
-      }
+      show(end)
     }
-    const rate = (to - from) / Math.max(0.001, (performance.now() - t0) / 1000)
+    const rate = show.rate()
     for (const s of saved) {
       db.exec(s.ddl.replace(/^CREATE (UNIQUE )?INDEX /i, 'CREATE $1INDEX IF NOT EXISTS '))
       db.prepare('DELETE FROM bench_bulk_ddl WHERE name = ?').run(s.name)

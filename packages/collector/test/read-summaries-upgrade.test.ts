@@ -4,7 +4,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
+import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/collector'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,6 +14,22 @@ import { type PostgresServer, startPostgres } from './support/postgres'
 
 const HOUR = 3_600_000
 const BASE = Date.UTC(2026, 2, 1)
+
+/** The upgraded store's reports equal a recount, and ingest and erasure go on from the derived rows. */
+async function expectDerived(upgraded: RecordStore) {
+  try {
+    expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
+    expect((await upgraded.segments({})).length).toBeGreaterThan(0)
+    await expectMatchesRecount(upgraded)
+    await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
+    await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
+    await load(upgraded, traffic(100, 12, 'later'))
+    await upgraded.eraseUser('help', 'u2')
+    await expectMatchesRecount(upgraded)
+  } finally {
+    await upgraded.close()
+  }
+}
 
 describe('upgrading to the NotHandled phrase and segment summaries', () => {
   it('SQLite: migration 8 derives them from the stored summaries', async () => {
@@ -27,20 +43,7 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
     for (const spec of READ_SUMMARIES) db.exec(`DROP TABLE ${spec.name}`)
     db.exec('PRAGMA user_version = 7')
     db.close()
-    const upgraded = new SqliteRecordStore(file)
-    try {
-      expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
-      expect((await upgraded.segments({})).length).toBeGreaterThan(0)
-      await expectMatchesRecount(upgraded)
-      await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
-      await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
-      // Ingest and erasure go on from the derived rows.
-      await load(upgraded, traffic(100, 12, 'later'))
-      await upgraded.eraseUser('help', 'u2')
-      await expectMatchesRecount(upgraded)
-    } finally {
-      await upgraded.close()
-    }
+    await expectDerived(new SqliteRecordStore(file))
   })
 
   describe('PostgreSQL', () => {
@@ -66,19 +69,7 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
       } finally {
         await client.end()
       }
-      const upgraded = await PgRecordStore.open(url, { listen: false })
-      try {
-        expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
-        expect((await upgraded.segments({})).length).toBeGreaterThan(0)
-        await expectMatchesRecount(upgraded)
-        await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
-        await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
-        await load(upgraded, traffic(100, 12, 'later'))
-        await upgraded.eraseUser('help', 'u2')
-        await expectMatchesRecount(upgraded)
-      } finally {
-        await upgraded.close()
-      }
+      await expectDerived(await PgRecordStore.open(url, { listen: false }))
     })
   })
 })
