@@ -78,6 +78,9 @@ export async function bulkSeedPostgres(
       `CREATE TABLE IF NOT EXISTS bench_bulk_ddl (name text PRIMARY KEY, ddl text NOT NULL, ord int NOT NULL)`,
     )
     const tables = BIG.map((t) => postgresDialect.table(t))
+    const [loaded] = (await client.query<{ r: string | null }>('SELECT max(id) AS r FROM convotrack_records')).rows
+    // Loaded already (an earlier run stopped while deriving): nothing to drop or write.
+    if (Number(loaded?.r ?? 0) >= to) return { rate: 0 }
     // Saved once (a resumed load finds them saved and the objects already gone).
     await client.query(
       `INSERT INTO bench_bulk_ddl (name, ddl, ord)
@@ -191,7 +194,7 @@ export async function bulkSeedPostgres(
 }
 
 /** Derives the summaries when a bulk seed left them to do; returns the seconds it took (0: nothing to do). */
-export async function deriveIfPending(url: string, log: Log): Promise<number> {
+export async function deriveIfPending(url: string, log: Log, options: { analytics?: boolean } = {}): Promise<number> {
   const c = new pg.Client({ connectionString: url })
   await c.connect()
   try {
@@ -200,7 +203,7 @@ export async function deriveIfPending(url: string, log: Log): Promise<number> {
     const pending = await c.query(`SELECT 1 FROM bench_bulk_ddl WHERE name = 'derive'`)
     if (pending.rowCount === 0) return 0
     const t0 = performance.now()
-    await derivePostgres(url, log)
+    await derivePostgres(url, log, options.analytics !== false)
     await c.query(`DELETE FROM bench_bulk_ddl WHERE name = 'derive'`)
     return (performance.now() - t0) / 1000
   } finally {
@@ -209,7 +212,7 @@ export async function deriveIfPending(url: string, log: Log): Promise<number> {
 }
 
 /** The migrations' derivations, each on its own connection (they write different tables), in parallel. */
-async function derivePostgres(url: string, log: Log): Promise<void> {
+async function derivePostgres(url: string, log: Log, analytics: boolean): Promise<void> {
   const derive = async (name: string, steps: Steps) => {
     const c = new pg.Client({ connectionString: url })
     await c.connect()
@@ -228,7 +231,7 @@ async function derivePostgres(url: string, log: Log): Promise<void> {
     derive('rollups', rebuildRollups(postgresDialect)).then(() =>
       derive('read summaries', rebuildReadSummaries(postgresDialect)),
     ),
-    derive('analytics + funnel steps', rebuildAnalytics(postgresDialect, undefined, true)),
+    analytics ? derive('analytics + funnel steps', rebuildAnalytics(postgresDialect, undefined, true)) : undefined,
   ])
   const c = new pg.Client({ connectionString: url })
   await c.connect()
