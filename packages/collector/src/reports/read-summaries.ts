@@ -390,8 +390,9 @@ export function* rebuildReadSummaries(d: Dialect): Steps {
   for (let after: [string, string] = ['', '']; ; ) {
     const rows = yield {
       sql: `SELECT bot, user_id, first_ts, last_ts, user_json FROM ${profiles}
-        WHERE user_json IS NOT NULL AND (bot > ? OR (bot = ? AND user_id > ?)) ORDER BY bot, user_id LIMIT ${REBUILD_PAGE}`,
-      params: [after[0], after[0], after[1]],
+        WHERE (bot, user_id) > (?, ?) AND user_json IS NOT NULL ORDER BY bot, user_id LIMIT ${REBUILD_PAGE}`,
+      // A row comparison: a range of the primary key (an OR of the two columns was a scan per page).
+      params: [after[0], after[1]],
     }
     if (rows.length === 0) break
     const last = rows[rows.length - 1] as Row
