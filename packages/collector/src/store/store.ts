@@ -143,6 +143,13 @@ export interface StoreOptions {
    * stored after it. Default 30.
    */
   sessionGapMinutes?: number
+  /**
+   * IANA time zones whose retention cohorts are kept at ingest (day, week and month periods in
+   * each), so `GET /api/reports/retention?tz=` in one of them reads the cohort table; another
+   * zone is answered from each cohort user's active hours. Every collector on one database must
+   * name the same zones; a start with other zones derives the cohorts again. Default `['UTC']`.
+   */
+  retentionZones?: readonly string[]
 }
 
 /** The session gap in ms of these options (validated). */

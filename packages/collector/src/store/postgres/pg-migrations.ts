@@ -6,6 +6,7 @@ import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 import { PG_SEARCH_DDL } from '../../reports/search-query'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
+import { HISTORY_SUMMARIES } from './pg-history-summaries'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -186,6 +187,7 @@ ${analyticsDdl(postgresDialect)}
       )
     },
   },
+  HISTORY_SUMMARIES,
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

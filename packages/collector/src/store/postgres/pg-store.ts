@@ -10,6 +10,7 @@ import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../re
 import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
+import { retentionZones } from '../../reports/retention-cohorts'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
 import type {
@@ -54,6 +55,7 @@ import {
 } from '../store-rows'
 import { StoreUnavailableError } from '../store-unavailable'
 import { handoffChangeOf, PgHandoffs } from './pg-handoffs'
+import { syncRetentionZones } from './pg-history-summaries'
 import { migrate } from './pg-migrations'
 import { textArray } from './pg-text-array'
 
@@ -233,8 +235,14 @@ export class PgRecordStore implements RecordStore {
     private readonly heartbeatMs: number,
     private readonly queryTimeoutMs: number,
     private readonly gapMs: number,
+    private readonly zones: readonly string[],
   ) {
-    this.analytics = analyticsReads(d, (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params), gapMs)
+    this.analytics = analyticsReads(
+      d,
+      (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
+      gapMs,
+      zones,
+    )
   }
 
   /**
@@ -261,7 +269,8 @@ export class PgRecordStore implements RecordStore {
     const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
-    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options))
+    const zones = retentionZones(options.retentionZones)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options), zones)
     try {
       // Migrations (and waiting for another instance's) may take long on a big table: their own
       // session, without the statement bounds.
@@ -270,6 +279,7 @@ export class PgRecordStore implements RecordStore {
       try {
         await client.connect()
         await migrate(client)
+        await syncRetentionZones(client, zones)
       } finally {
         await client.end().catch(() => {})
       }
@@ -521,6 +531,7 @@ export class PgRecordStore implements RecordStore {
           d,
           fresh.map((x) => x.rollup),
           this.gapMs,
+          { zones: this.zones },
         ),
       )
       let at = 0
@@ -803,7 +814,7 @@ export class PgRecordStore implements RecordStore {
       )
     ).rows
     await runSteps(client, takeBack(d, messages, records))
-    await runSteps(client, takeBackAnalytics(d, messages, this.gapMs))
+    await runSteps(client, takeBackAnalytics(d, messages, this.gapMs, this.zones))
     return { records, messages: messages.length }
   }
 

@@ -7,6 +7,7 @@ import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { migrateFingerprints } from './sqlite-fingerprints'
+import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -162,6 +163,7 @@ ${rollupDdl(sqliteDialect)}
       runSteps(rebuildSteps(sqliteDialect), run)
     },
   },
+  HISTORY_SUMMARIES,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */

@@ -9,6 +9,7 @@ import { recentQuery, scopeSql, transcriptQuery } from '../../reports/message-qu
 import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
+import { retentionZones } from '../../reports/retention-cohorts'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
 import type {
@@ -53,6 +54,7 @@ import {
 } from '../store-rows'
 import { TOMBSTONE_DOOMED } from './sqlite-fingerprints'
 import { SqliteHandoffs } from './sqlite-handoffs'
+import { syncRetentionZones } from './sqlite-history-summaries'
 import { migrateSqlite } from './sqlite-migrations'
 
 interface PendingAdd {
@@ -95,22 +97,25 @@ export class SqliteRecordStore implements RecordStore {
   ) => AddResult[]
   private pending: PendingAdd[] = []
   private readonly gapMs: number
+  private readonly zones: readonly string[]
   private readonly analytics: AnalyticsReads
   private readonly desk: SqliteHandoffs
 
   /**
    * @param file SQLite file path, or `:memory:`.
-   * @param options `sessionGapMinutes` (default 30).
+   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`).
    */
   constructor(file = ':memory:', options: StoreOptions = {}) {
     this.gapMs = sessionGapMs(options)
-    this.analytics = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs)
+    this.zones = retentionZones(options.retentionZones)
+    this.analytics = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs, this.zones)
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
     // A 64 MB page cache: the summaries' rows are updated all over their tables at ingest.
     if (file !== ':memory:')
       this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536')
     migrateSqlite(this.db, kept, (q) => this.run(q))
+    syncRetentionZones(this.db, this.zones, (q) => this.run(q))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
     this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
@@ -201,7 +206,7 @@ export class SqliteRecordStore implements RecordStore {
       const records: Array<{ bot: string; ts: number }> = []
       const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
       runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
-      runSteps(ingestAnalytics(d, fresh, this.gapMs), (q) => this.run(q))
+      runSteps(ingestAnalytics(d, fresh, this.gapMs, { zones: this.zones }), (q) => this.run(q))
       return results
     }
     this.addTx = this.db.transaction((record: IncomingRecord, messages: NormalizedMessage[]) => {
@@ -401,7 +406,7 @@ export class SqliteRecordStore implements RecordStore {
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
     runSteps(takeBack(d, doomed, records), (q) => this.run(q))
-    runSteps(takeBackAnalytics(d, doomed, this.gapMs), (q) => this.run(q))
+    runSteps(takeBackAnalytics(d, doomed, this.gapMs, this.zones), (q) => this.run(q))
     return { records: removed, messages }
   }
 
