@@ -10,6 +10,7 @@ import { funnelReport, overviewReport, pathsReport, retentionReport } from '../s
 import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
+import { rebuildPaths } from '../src/reports/path-prefixes'
 import { floorHour } from '../src/reports/range'
 import {
   conversationsReport,
@@ -22,6 +23,7 @@ import {
   segmentsReport,
   timelineReport,
 } from '../src/reports/report-queries'
+import { rebuildRetention } from '../src/reports/retention-cohorts'
 import { rebuildRollups, runSteps, runStepsAsync } from '../src/reports/rollup-writes'
 import { searchQuery } from '../src/reports/search-query'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -75,6 +77,7 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
     ['', { from: floorHour(NOW - 30 * DAY), to: null, tz: 'UTC' }],
     [' bot', { bot: 'shop', from: floorHour(NOW - 30 * DAY), to: null, tz: 'Europe/Berlin' }],
     [' scoped', { bots: ['shop', 'help'], from: floorHour(NOW - 30 * DAY), to: null }],
+    [' all time', { from: 0, to: null, tz: 'UTC' }],
   ]
   for (const [suffix, f] of ranges) {
     const reads: Array<[string, () => Promise<unknown>]> = [
@@ -125,6 +128,20 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
 }
 
 describe('query plans at 200 000 records', () => {
+  it('retention (a kept zone) and paths read only their summaries: nothing per user or per session', async () => {
+    const perUser =
+      /\b(convotrack_)?(sessions|user_profiles|rollup_user_days|rollup_user_hours|retention_user_periods|messages)\b/
+    for (const d of [sqliteDialect, postgresDialect]) {
+      const reads = (await dashboardReads(d)).filter(
+        (r) => /^(retention|paths)/.test(r.name) && !r.name.endsWith(' bot'),
+      )
+      expect(reads.map((r) => r.name)).toEqual(
+        expect.arrayContaining(['retention', 'retention all time', 'paths', 'paths all time']),
+      )
+      for (const { name, q } of reads) expect(perUser.test(q.sql), `${d.name} ${name}: ${q.sql}`).toBe(false)
+    }
+  })
+
   describe('PostgreSQL', () => {
     let server: PostgresServer
     let url: string
@@ -140,6 +157,8 @@ describe('query plans at 200 000 records', () => {
           rebuildRollups(postgresDialect),
           rebuildAnalytics(postgresDialect),
           rebuildSteps(postgresDialect),
+          rebuildPaths(postgresDialect),
+          rebuildRetention(postgresDialect, ['UTC']),
         ])
           await runStepsAsync(steps, async (q) => (await client.query(postgresDialect.sql(q.sql), q.params)).rows)
       } finally {
@@ -187,6 +206,8 @@ describe('query plans at 200 000 records', () => {
             rebuildRollups(sqliteDialect),
             rebuildAnalytics(sqliteDialect),
             rebuildSteps(sqliteDialect),
+            rebuildPaths(sqliteDialect),
+            rebuildRetention(sqliteDialect, ['UTC']),
           ])
             runSteps(steps, (q) => {
               const st = statements.get(q.sql) ?? db.prepare(q.sql)

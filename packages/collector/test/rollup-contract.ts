@@ -63,7 +63,7 @@ const PHRASES = ['Where is my order?', 'where is my ORDER?  ', 'asdf', 'Ünïcod
  * `n` records of mixed shapes over three days of event time, arriving out of order (received
  * at BASE + 10 days + i seconds); some carry idempotency keys, a few of them repeated.
  */
-function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix = ''): Item[] {
+export function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix = ''): Item[] {
   const rnd = prng(seed)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T
   const items: Item[] = []
@@ -106,7 +106,7 @@ function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix = ''): I
 }
 
 /** Every stored message, read through the firehose (all time, in pages). */
-async function allMessages(store: RecordStore): Promise<StoredMessage[]> {
+export async function allMessages(store: RecordStore): Promise<StoredMessage[]> {
   const out: StoredMessage[] = []
   let afterId = 0
   for (;;) {
@@ -286,7 +286,7 @@ export async function expectMatchesRecount(store: RecordStore, filter: ReadFilte
 }
 
 /** Stores `items` in batches of `size` through addMany, every third batch one by one through add. */
-async function load(store: RecordStore, items: Item[], size = 25) {
+export async function load(store: RecordStore, items: Item[], size = 25) {
   for (let i = 0; i < items.length; i += size) {
     const batch = items.slice(i, i + size)
     if ((i / size) % 3 === 2) await Promise.all(batch.map((b) => store.add(b.record, b.messages)))

@@ -10,6 +10,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate, PG_MIGRATIONS } from '../src/store/postgres/pg-migrations'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
+import { expectAnalyticsRecount } from './analytics-recount'
 import { expectMatchesRecount } from './rollup-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
@@ -23,6 +24,9 @@ const OLD_ROWS: Array<[number, string, string, string, string, string | null, st
   [4, 'shop', 'incoming', 'ada', 'buy', 'buy', null, T0 + 3_600_000],
   [5, 'help', 'event', 'cy', 'signup', null, 'customEvent', T0 + 7_200_000],
 ]
+
+/** Retention cohorts and path prefixes are derived too (migrations 9 / 11 and the first start). */
+const ANALYTICS_RANGES = [{ from: T0 - 40 * 86_400_000, to: T0 + 40 * 86_400_000 }]
 
 function insertOld(exec: (sql: string, params: unknown[]) => unknown, table: (n: string) => string) {
   for (const [id, bot, direction, user, text, intent, event, ts] of OLD_ROWS) {
@@ -62,6 +66,7 @@ describe('upgrading a database made before the report summaries', () => {
       ])
       expect(await store.counts({})).toEqual({ records: 5, messages: 5 })
       await expectMatchesRecount(store)
+      await expectAnalyticsRecount(store, ANALYTICS_RANGES)
       const [first] = await store.transcript('shop', 'ada')
       expect(first).toMatchObject({ ts: T0, receivedAt: T0 })
     } finally {
@@ -112,6 +117,7 @@ describe('upgrading a database made before the report summaries', () => {
       try {
         expect(await store.notHandled({})).toHaveLength(2)
         await expectMatchesRecount(store)
+        await expectAnalyticsRecount(store, ANALYTICS_RANGES)
       } finally {
         await store.close()
       }

@@ -11,13 +11,12 @@ import type {
   OverviewDay,
   OverviewReport,
   PathLine,
-  RetentionCohort,
   RetentionReport,
 } from './analytics-types'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { pathCounts } from './path-prefixes'
-import { type Period, periodIndex, periodStart } from './periods'
+import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
 import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
@@ -227,7 +226,7 @@ export async function retentionReport(
         to,
         scope: (params) => scopeSql(d, filter, params),
       })
-    : await cohortsFromHours(d, exec, { ...filter, tz, from, to })
+    : await cohortsFromHours(d, exec, { ...filter, tz, from, to: nextPeriod(tz, last, filter.period) })
   return {
     period: filter.period,
     cohorts: [...table.entries()]

@@ -135,7 +135,8 @@ function* flush(d: Dialect, deltas: Deltas): Steps {
     }
     const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
     for (const q of upsertQueries(d, spec, list)) yield q
-    if (spec === SESSION_HOURS || spec === FEEDBACK) for (const q of dropEmptyQueries(d, spec, list)) yield q
+    // Users per hour too: a user-hour all of whose messages went must not count as active.
+    if (spec.live) for (const q of dropEmptyQueries(d, spec, list)) yield q
   }
 }
 
