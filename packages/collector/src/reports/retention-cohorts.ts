@@ -104,23 +104,22 @@ export function* applyRetention(d: Dialect, changes: readonly UserChange[], zone
     a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0,
   )
   const table = d.table(USER_PERIODS.name)
-  const stored: Row[] = []
+  // Row lists may be long (a rebuild's page of users): no spreading them into a call.
+  let stored: Row[] = []
   if (d.multiRow)
-    stored.push(
-      ...(yield {
-        sql: `SELECT p.bot, p.user_id, p.zone, p.kind, p.period_start, p.messages
+    stored = yield {
+      sql: `SELECT p.bot, p.user_id, p.zone, p.kind, p.period_start, p.messages
           FROM unnest(?::text[], ?::text[]) AS u (bot, user_id) JOIN ${table} p ON p.bot = u.bot AND p.user_id = u.user_id`,
-        params: [users.map((u) => u.bot), users.map((u) => u.userId)],
-      }),
-    )
+      params: [users.map((u) => u.bot), users.map((u) => u.userId)],
+    }
   else
-    for (const u of users)
-      stored.push(
-        ...(yield {
-          sql: `SELECT bot, user_id, zone, kind, period_start, messages FROM ${table} WHERE bot = ? AND user_id = ?`,
-          params: [u.bot, u.userId],
-        }),
-      )
+    for (const u of users) {
+      const rows: Row[] = yield {
+        sql: `SELECT bot, user_id, zone, kind, period_start, messages FROM ${table} WHERE bot = ? AND user_id = ?`,
+        params: [u.bot, u.userId],
+      }
+      for (const r of rows) stored.push(r)
+    }
   const before = new Map<string, Map<string, number>>()
   for (const r of stored) {
     const k = `${String(r.bot)}${sep}${String(r.user_id)}`
