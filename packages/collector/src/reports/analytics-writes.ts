@@ -10,7 +10,7 @@ import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
-import { applyRetention, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
+import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention } from './retention-cohorts'
 import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
 import { deleteKeysQueries, dropEmptyQueries, type RollupRow, upsertQueries } from './rollup-tables'
 import { rollupMessage, type Steps } from './rollup-writes'
@@ -219,7 +219,7 @@ export function* ingestAnalytics(
   else
     yield* applyRetention(
       d,
-      fresh.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts, sign: 1 as const })),
+      fresh.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts })),
       later.zones,
     )
 
@@ -288,9 +288,9 @@ export function* takeBackAnalytics(
   // Sessions that stay as they were are deleted and written again: their counts net to 0.
   yield* writeSessions(d, deltas, removed, [])
   yield* writeSessions(d, deltas, [], added)
-  yield* applyRetention(
+  yield* takeBackRetention(
     d,
-    doomed.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts, sign: -1 as const })),
+    doomed.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts })),
     zones,
   )
 

@@ -11,13 +11,20 @@ import type { Dialect } from './dialect'
 import { PERIODS, type Period, periodIndex, periodStart } from './periods'
 import type { Exec, Row } from './report-queries'
 import { addRow, type Deltas } from './rollup-delta'
-import { dropEmptyQueries, type RollupRow, type RollupSpec, rollupDdl, upsertQueries } from './rollup-tables'
+import {
+  deleteKeysQueries,
+  dropEmptyQueries,
+  type RollupRow,
+  type RollupSpec,
+  rollupDdl,
+  upsertQueries,
+} from './rollup-tables'
 import type { Steps } from './rollup-writes'
 
 /** Zones whose cohort tables are kept when the collector's `retentionZones` is not set. */
 export const DEFAULT_RETENTION_ZONES: readonly string[] = ['UTC']
 
-/** Messages of a user per retention zone × period kind × period (its start, epoch ms). */
+/** The periods a user was active in, per retention zone × period kind (its start, epoch ms); `messages` is 1. */
 export const USER_PERIODS: RollupSpec = {
   name: 'retention_user_periods',
   columns: { bot: 'text', user_id: 'text', zone: 'text', kind: 'text', period_start: 'int', messages: 'int' },
@@ -61,109 +68,172 @@ export function retentionZones(zones: readonly string[] | undefined): readonly s
   return [...new Set(zones)].sort()
 }
 
-/** A message's share of the retention summaries: ±1 message of a user at `ts`. */
+/** A message's share of the retention summaries: a user's message at `ts`. */
 export interface UserChange {
   bot: string
   userId: string
   ts: number
-  sign: 1 | -1
 }
 
 const sep = '\u0000'
 
-/** The cohort rows of one user's live periods of one zone × kind: cohort = the earliest. */
+/** The cohort rows of one user's periods of one zone × kind: cohort = the earliest. */
 function shareOf(starts: readonly number[]): Array<[cohort: number, active: number]> {
   if (starts.length === 0) return []
   const cohort = Math.min(...starts)
   return starts.map((s) => [cohort, s])
 }
 
-/**
- * The statements that apply `changes` to the retention summaries of `zones`: reads each touched
- * user's periods (callers hold the users' locks), adds the changes, and moves the user's share of
- * the cohort table from what it was to what it is.
- */
-export function* applyRetention(d: Dialect, changes: readonly UserChange[], zones: readonly string[]): Steps {
-  const byUser = new Map<string, { bot: string; userId: string; delta: Map<string, number> }>()
-  for (const c of changes) {
-    if (c.userId === '') continue
-    const k = `${c.bot}${sep}${c.userId}`
-    let u = byUser.get(k)
-    if (!u) {
-      u = { bot: c.bot, userId: c.userId, delta: new Map() }
-      byUser.set(k, u)
-    }
-    for (const zone of zones)
-      for (const kind of PERIODS) {
-        const pk = `${zone}${sep}${kind}${sep}${periodStart(zone, c.ts, kind)}`
-        u.delta.set(pk, (u.delta.get(pk) ?? 0) + c.sign)
-      }
-  }
-  if (byUser.size === 0) return
-  const users = [...byUser.values()].sort((a, b) =>
-    a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0,
-  )
+/** `zone␀kind␀start` of each period `ts` falls in, for every kept zone and kind. */
+function periodKeys(ts: number, zones: readonly string[], into: Set<string>): void {
+  for (const zone of zones)
+    for (const kind of PERIODS) into.add(`${zone}${sep}${kind}${sep}${periodStart(zone, ts, kind)}`)
+}
+
+type User = { bot: string; userId: string }
+const userKey = (u: User) => `${u.bot}${sep}${u.userId}`
+const byKey = (a: User, b: User) =>
+  a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0
+
+/** The stored periods of these users (callers hold their locks), by user key. */
+function* storedPeriods(d: Dialect, users: readonly User[]): Steps<Map<string, Set<string>>> {
   const table = d.table(USER_PERIODS.name)
   // Row lists may be long (a rebuild's page of users): no spreading them into a call.
   let stored: Row[] = []
   if (d.multiRow)
     stored = yield {
-      sql: `SELECT p.bot, p.user_id, p.zone, p.kind, p.period_start, p.messages
+      sql: `SELECT p.bot, p.user_id, p.zone, p.kind, p.period_start
           FROM unnest(?::text[], ?::text[]) AS u (bot, user_id) JOIN ${table} p ON p.bot = u.bot AND p.user_id = u.user_id`,
       params: [users.map((u) => u.bot), users.map((u) => u.userId)],
     }
   else
     for (const u of users) {
       const rows: Row[] = yield {
-        sql: `SELECT bot, user_id, zone, kind, period_start, messages FROM ${table} WHERE bot = ? AND user_id = ?`,
+        sql: `SELECT bot, user_id, zone, kind, period_start FROM ${table} WHERE bot = ? AND user_id = ?`,
         params: [u.bot, u.userId],
       }
       for (const r of rows) stored.push(r)
     }
-  const before = new Map<string, Map<string, number>>()
+  const out = new Map<string, Set<string>>()
   for (const r of stored) {
     const k = `${String(r.bot)}${sep}${String(r.user_id)}`
-    let m = before.get(k)
-    if (!m) {
-      m = new Map()
-      before.set(k, m)
+    let set = out.get(k)
+    if (!set) {
+      set = new Set()
+      out.set(k, set)
     }
-    m.set(`${String(r.zone)}${sep}${String(r.kind)}${sep}${Number(r.period_start)}`, Number(r.messages))
+    set.add(`${String(r.zone)}${sep}${String(r.kind)}${sep}${Number(r.period_start)}`)
   }
+  return out
+}
+
+/**
+ * Writes each user's periods going from `had` to `now` (a row per period the user was active
+ * in, inserted or deleted — a message in a period already there writes nothing) and moves their
+ * share of the cohort table from what it was to what it is.
+ */
+function* moveShares(
+  d: Dialect,
+  users: ReadonlyArray<User & { had: Set<string>; now: Set<string> }>,
+  zones: readonly string[],
+): Steps {
+  const added: RollupRow[] = []
+  const gone: RollupRow[] = []
   const deltas: Deltas = new Map()
-  const touched: RollupRow[] = []
   for (const u of users) {
-    const had = before.get(`${u.bot}${sep}${u.userId}`) ?? new Map<string, number>()
-    const now = new Map(had)
-    for (const [pk, n] of u.delta) {
-      now.set(pk, (now.get(pk) ?? 0) + n)
+    const row = (pk: string): RollupRow => {
       const [zone, kind, start] = pk.split(sep)
-      const row = { bot: u.bot, user_id: u.userId, zone, kind, period_start: Number(start), messages: n }
-      addRow(deltas, USER_PERIODS, row as RollupRow)
-      touched.push(row as RollupRow)
+      return {
+        bot: u.bot,
+        user_id: u.userId,
+        zone: zone ?? '',
+        kind: kind ?? '',
+        period_start: Number(start),
+        messages: 1,
+      }
     }
+    let changed = false
+    for (const pk of u.now)
+      if (!u.had.has(pk)) {
+        added.push(row(pk))
+        changed = true
+      }
+    for (const pk of u.had)
+      if (!u.now.has(pk)) {
+        gone.push(row(pk))
+        changed = true
+      }
+    if (!changed) continue
     for (const zone of zones)
       for (const kind of PERIODS) {
-        const live = (m: Map<string, number>) => {
-          const prefix = `${zone}${sep}${kind}${sep}`
-          const out: number[] = []
-          for (const [pk, n] of m) if (n > 0 && pk.startsWith(prefix)) out.push(Number(pk.slice(prefix.length)))
-          return out
-        }
-        const add = (share: Array<[number, number]>, sign: number) => {
-          for (const [cohort, active] of share)
+        const prefix = `${zone}${sep}${kind}${sep}`
+        const starts = (set: Set<string>) =>
+          [...set].filter((pk) => pk.startsWith(prefix)).map((pk) => Number(pk.slice(prefix.length)))
+        for (const [sign, set] of [
+          [-1, u.had],
+          [1, u.now],
+        ] as const)
+          for (const [cohort, active] of shareOf(starts(set)))
             addRow(deltas, COHORTS, { zone, kind, cohort_start: cohort, active_start: active, bot: u.bot, users: sign })
-        }
-        add(shareOf(live(had)), -1)
-        add(shareOf(live(now)), 1)
       }
   }
-  const periods = [...(deltas.get(USER_PERIODS)?.values() ?? [])].filter((r) => r.messages !== 0)
-  yield* upsertQueries(d, USER_PERIODS, periods)
-  yield* dropEmptyQueries(d, USER_PERIODS, periods)
+  yield* deleteKeysQueries(d, USER_PERIODS, gone)
+  yield* upsertQueries(d, USER_PERIODS, added)
   const cohorts = [...(deltas.get(COHORTS)?.values() ?? [])].filter((r) => r.users !== 0)
   yield* upsertQueries(d, COHORTS, cohorts)
   yield* dropEmptyQueries(d, COHORTS, cohorts)
+}
+
+/**
+ * After messages were stored: adds the periods they fall in to their users' (callers hold the
+ * users' locks) and moves each user whose periods changed in the cohort table.
+ */
+export function* applyRetention(d: Dialect, changes: readonly UserChange[], zones: readonly string[]): Steps {
+  const fresh = new Map<string, User & { keys: Set<string> }>()
+  for (const c of changes) {
+    if (c.userId === '') continue
+    const k = `${c.bot}${sep}${c.userId}`
+    let u = fresh.get(k)
+    if (!u) {
+      u = { bot: c.bot, userId: c.userId, keys: new Set() }
+      fresh.set(k, u)
+    }
+    periodKeys(c.ts, zones, u.keys)
+  }
+  if (fresh.size === 0) return
+  const users = [...fresh.values()].sort(byKey)
+  const stored = yield* storedPeriods(d, users)
+  yield* moveShares(
+    d,
+    users.map((u) => {
+      const had = stored.get(userKey(u)) ?? new Set<string>()
+      return { ...u, had, now: new Set([...had, ...u.keys]) }
+    }),
+    zones,
+  )
+}
+
+/**
+ * After messages were deleted (erasure, retention): each touched user's periods are derived
+ * again from their remaining messages.
+ */
+export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zones: readonly string[]): Steps {
+  const touched = new Map<string, User>()
+  for (const c of doomed) if (c.userId !== '') touched.set(userKey(c), { bot: c.bot, userId: c.userId })
+  if (touched.size === 0) return
+  const users = [...touched.values()].sort(byKey)
+  const stored = yield* storedPeriods(d, users)
+  const moved: Array<User & { had: Set<string>; now: Set<string> }> = []
+  for (const u of users) {
+    const rows: Row[] = yield {
+      sql: `SELECT DISTINCT ts FROM ${d.table('messages')} WHERE bot = ? AND user_id = ?`,
+      params: [u.bot, u.userId],
+    }
+    const now = new Set<string>()
+    for (const r of rows) periodKeys(Number(r.ts), zones, now)
+    moved.push({ ...u, had: stored.get(userKey(u)) ?? new Set(), now })
+  }
+  yield* moveShares(d, moved, zones)
 }
 
 /** Messages read per step of a rebuild. */
@@ -186,7 +256,7 @@ export function* rebuildRetention(d: Dialect, zones: readonly string[]): Steps {
     after = Number(page[page.length - 1]?.id)
     yield* applyRetention(
       d,
-      page.map((r) => ({ bot: String(r.bot), userId: String(r.user_id ?? ''), ts: Number(r.ts), sign: 1 as const })),
+      page.map((r) => ({ bot: String(r.bot), userId: String(r.user_id ?? ''), ts: Number(r.ts) })),
       zones,
     )
   }
