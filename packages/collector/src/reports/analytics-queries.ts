@@ -10,7 +10,7 @@ import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { pathCounts } from './path-prefixes'
 import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
-import { DAY_MS, dayStart, floorHour, hourRange } from './range'
+import { DAY_MS, dayStart, floorHour, HOUR_MS, hourRange } from './range'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
@@ -356,48 +356,29 @@ export async function funnelReport(
   exec: Exec,
   filter: ReadFilter & { steps: readonly FunnelStep[] },
 ): Promise<FunnelLine[]> {
-  const distinct = [...new Map(filter.steps.map((s) => [`${s.kind}:${s.name}`, s])).values()]
-  const first = filter.steps[0] as FunnelStep
-  // Only users who did step 1 in the range (index on kind, name, hour), then their rows of the
-  // steps (index on bot, user_id, hour): the read grows with those users, not with all users.
+  const table = d.table(USER_STEPS.name)
+  const [first, ...rest] = filter.steps as [FunnelStep, ...FunnelStep[]]
+  // Step 1: the users who did it in the range and their first time (index on kind, name, hour).
   const params: unknown[] = [first.kind, first.name]
-  const starters = `SELECT DISTINCT bot, user_id FROM ${d.table(USER_STEPS.name)}
-    WHERE kind = ? AND name = ?${hours(filter, params)}${scopeSql(d, filter, params)}`
-  const within = hours(filter, params, 's.hour')
-  const pairs = distinct
-    .map((s) => {
-      params.push(s.kind, s.name)
-      return '(s.kind = ? AND s.name = ?)'
-    })
-    .join(' OR ')
-  const rows = await exec({
-    sql: `SELECT s.bot, s.user_id, s.kind, s.name, s.first_ts, s.last_ts FROM (${starters}) f
-      JOIN ${d.table(USER_STEPS.name)} s ON s.bot = f.bot AND s.user_id = f.user_id${within}
-      WHERE ${pairs}`,
-    params,
-  })
-  const byUser = new Map<string, Map<string, Array<[number, number]>>>()
-  for (const r of rows) {
-    const user = `${String(r.bot)}\u0000${String(r.user_id)}`
-    const step = `${String(r.kind)}:${String(r.name)}`
-    let steps = byUser.get(user)
-    if (!steps) {
-      steps = new Map()
-      byUser.set(user, steps)
-    }
-    steps.set(step, [...(steps.get(step) ?? []), [num(r.first_ts), num(r.last_ts)]])
+  const ctes = [
+    `f0 AS MATERIALIZED (SELECT bot, user_id, min(first_ts) AS t FROM ${table}
+      WHERE kind = ? AND name = ?${hours(filter, params)}${scopeSql(d, filter, params)} GROUP BY bot, user_id)`,
+  ]
+  // Materialised: each is read by the next and by the count. Each next step: those users' earliest time of it after the previous step's (index on bot,
+  // user_id, hour from the previous step's hour); the grouping happens in the database.
+  for (const [i, step] of rest.entries()) {
+    const within = hours(filter, params, 's.hour')
+    params.push(step.kind, step.name)
+    ctes.push(
+      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
+        min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
+      FROM f${i} p JOIN ${table} s ON s.bot = p.bot AND s.user_id = p.user_id
+        AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.kind = ? AND s.name = ? AND s.last_ts > p.t
+      GROUP BY p.bot, p.user_id)`,
+    )
   }
-  const reached = filter.steps.map(() => 0)
-  for (const steps of byUser.values()) {
-    let t = Number.NEGATIVE_INFINITY
-    for (const [i, s] of filter.steps.entries()) {
-      let next = Number.POSITIVE_INFINITY
-      for (const [first, last] of steps.get(`${s.kind}:${s.name}`) ?? [])
-        next = Math.min(next, first > t ? first : last > t ? last : Number.POSITIVE_INFINITY)
-      if (next === Number.POSITIVE_INFINITY) break
-      reached[i] = (reached[i] as number) + 1
-      t = next
-    }
-  }
+  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
+  const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
+  const reached = filter.steps.map((_, i) => num(row?.[`n${i}`]))
   return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: reached[i] as number }))
 }
