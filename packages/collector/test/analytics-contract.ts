@@ -116,6 +116,10 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
         feedback: { count: 2, average: 0 },
       })
       expect(o.notHandledRate).toBeCloseTo(1 / 11)
+      // A range open at its end counts users by their last message: the same users as a bounded one.
+      expect((await store.overview({ from: T + 7 * DAY, tz: 'UTC' })).users).toBe(4)
+      expect((await store.overview({ from: T + 7 * DAY, to: T + 90 * DAY, tz: 'UTC' })).users).toBe(4)
+      expect((await store.overview({ tz: 'UTC' })).users).toBe(5)
       expect(o.containmentRate).toBeCloseTo(9 / 10)
       // Stars 5 → 1 rated the greet answer; the thumbs down rated no answer (bob had none).
       expect(o.feedback.byIntent).toEqual([
@@ -256,6 +260,7 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       await store.deleteOlderThan({ before: T + 7 * DAY - 5 * H, limit: 1000 })
       const o = await store.overview(ALL)
       expect(o).toMatchObject({ users: 4, sessions: 4, messages: 5, feedback: { count: 0, average: null } })
+      expect((await store.overview({ from: T, tz: 'UTC' })).users).toBe(4)
       const w1 = await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })
       expect(w1).toMatchObject({ users: 1, sessions: 1 })
     })

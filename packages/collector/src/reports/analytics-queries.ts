@@ -58,6 +58,16 @@ async function hourly(d: Dialect, exec: Exec, filter: ReadFilter, table: string,
  */
 async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<number> {
   const r = hourRange(filter)
+  if (r.to === null) {
+    // A range open at its end (the default, all time): a user has a message in it exactly when
+    // their last message is in it — one row per user active in the range, on the last_ts index.
+    const params: unknown[] = [r.from]
+    const rows = await exec({
+      sql: `SELECT count(*) AS n FROM ${d.table(USERS.name)} WHERE last_ts >= ?${scopeSql(d, filter, params)}`,
+      params,
+    })
+    return num(rows[0]?.n)
+  }
   const firstDay = Math.ceil(r.from / DAY_MS) * DAY_MS
   const lastDay = r.to === null ? null : Math.floor(r.to / DAY_MS) * DAY_MS
   const params: unknown[] = []
