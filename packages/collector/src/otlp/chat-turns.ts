@@ -19,6 +19,8 @@ export interface ChatTurn {
   /** The span that heads the turn (the outermost span describing it). */
   spanId: string
   startTimeUnixNano: bigint
+  /** When its last span ended (the answer's time). */
+  endTimeUnixNano: bigint
   style: TurnStyle
   /** Undefined when no span of the turn names one. */
   conversationId: string | undefined
@@ -159,6 +161,7 @@ function mergeSteps(assembled: ReadonlyArray<{ turn: ChatTurn; level: SpanReadin
         inputTokens: (into.usage?.inputTokens ?? 0) + turn.usage.inputTokens,
         outputTokens: (into.usage?.outputTokens ?? 0) + turn.usage.outputTokens,
       }
+    if (turn.endTimeUnixNano > into.endTimeUnixNano) into.endTimeUnixNano = turn.endTimeUnixNano
     into.model ??= turn.model
     into.conversationId ??= turn.conversationId
     into.userId ??= turn.userId
@@ -218,6 +221,7 @@ function assemble(
     traceId: head.traceId,
     spanId: head.spanId,
     startTimeUnixNano: head.startTimeUnixNano,
+    endTimeUnixNano: [head, ...inner].reduce((t, s) => (s.endTimeUnixNano > t ? s.endTimeUnixNano : t), 0n),
     style: own.style,
     conversationId: ids.conversationId,
     userId: ids.userId,
