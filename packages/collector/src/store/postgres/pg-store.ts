@@ -6,7 +6,7 @@ import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-rea
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
