@@ -17,6 +17,7 @@ import {
   statusAnswer,
   turnRecords,
 } from '../otlp/index'
+import { WaitingSpans } from '../otlp/waiting-spans'
 import type { RecordStore } from '../store/store'
 
 /** The OTLP/HTTP traces path (the OpenTelemetry exporters' default path under their endpoint). */
@@ -71,6 +72,8 @@ export function otlpTracesRoute(deps: {
   onStored?: StoredHook | undefined
 }): Router {
   const router = express.Router()
+  // A turn's model calls and tool spans that arrived before its head (one span per export).
+  const waiting = new WaitingSpans()
 
   const head = (req: Request, res: Response, next: NextFunction) => {
     const encoding = otlpEncoding(req.headers['content-type'])
@@ -167,7 +170,11 @@ export function otlpTracesRoute(deps: {
         return send(res, e.status, statusAnswer(encoding, GRPC.INVALID_ARGUMENT, e.message))
       }
 
-      const { turns, ignored } = chatTurns(spans.spans)
+      const all = waiting.join(bot, spans.spans)
+      const found = chatTurns(all)
+      const { turns } = found
+      // Spans waiting for their parent are not ignored (yet): they join its export.
+      const ignored = found.ignored - waiting.keep(bot, all, found.unused)
       const accepted: AcceptedRecord[] = []
       let refusedTurns = 0
       let refusal = ''
@@ -210,6 +217,8 @@ export function otlpTracesRoute(deps: {
         })
       } catch (e) {
         console.error('[convotrack-collector] store failed; OTLP export answered 503', (e as Error)?.message ?? e)
+        // The exporter retries this export: the spans that joined it wait for it again.
+        waiting.keep(bot, [], all.slice(spans.spans.length))
         res.locals.errorCode = 'store_unavailable'
         res.setHeader('retry-after', '1')
         return send(

@@ -52,6 +52,8 @@ export interface ChatTurns {
   turns: ChatTurn[]
   /** Spans that are not part of a chat turn (HTTP, database, embeddings, our own…). */
   ignored: number
+  /** Those spans (the route keeps the model calls and tool spans whose parent may come later). */
+  unused: OtlpSpan[]
 }
 
 const key = (traceId: string, spanId: string) => `${traceId}/${spanId}`
@@ -111,12 +113,12 @@ export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
   }
 
   const assembled: Array<{ turn: ChatTurn; level: SpanReading['level'] }> = []
-  let used = 0
+  const used = new Set<OtlpSpan>()
   for (const [head, inner] of members) {
     const turn = assemble(head, readings, inner, toolsOf.get(head) ?? [], ancestors(head), tools)
     if (!turn) continue
     assembled.push({ turn, level: (readings.get(head) as SpanReading).level })
-    used += 1 + inner.length + (toolsOf.get(head)?.length ?? 0)
+    for (const s of [head, ...inner, ...(toolsOf.get(head) ?? [])]) used.add(s)
   }
   assembled.sort((a, b) => compareNanos(a.turn.startTimeUnixNano, b.turn.startTimeUnixNano))
   const turns = mergeSteps(assembled)
@@ -130,9 +132,10 @@ export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
     if (!target) continue
     target.result = call.result
     target.arguments ??= call.arguments
-    used++
+    used.add(t)
   }
-  return { turns, ignored: spans.length - used }
+  const unused = spans.filter((s) => !used.has(s))
+  return { turns, ignored: unused.length, unused }
 }
 
 const compareNanos = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0)

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib'
 import { type Collector, SqliteRecordStore, startCollector } from '@convotrack/collector'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { chatTurns, decodeTraceBody } from '../../src/otlp/index'
 import { fields } from '../../src/otlp/protobuf'
 import { CHAT, chatAiSdk6, chatAiSdk7, MODEL_ID } from '../support/llm-chat'
 import { captureServer, withOtlpExport } from '../support/otlp-capture'
@@ -78,6 +79,46 @@ describe('POST /v1/traces with the real libraries and exporters', () => {
     )
     expectStoredChat(await conversation('llm7', 'chat-7'), 'bob')
   })
+
+  it.each([
+    ['AI SDK 6', 'simple-6', () => chatAiSdk6({ sessionId: 'simple-6', userId: 'erin' })],
+    [
+      'AI SDK 7 (LegacyOpenTelemetry)',
+      'simple-7l',
+      () => chatAiSdk7('legacy', { conversationId: 'simple-7l', userId: 'erin' }),
+    ],
+    [
+      'AI SDK 7 (GenAI conventions)',
+      'simple-7',
+      () => chatAiSdk7('semconv', { conversationId: 'simple-7', userId: 'erin' }),
+    ],
+  ])(
+    '%s with a SimpleSpanProcessor (one span per request, children first): the tool call, its arguments and result are kept',
+    async (_, thread, chat) => {
+      // What the same chat exported in batches leaves out (spans that are not part of a turn).
+      const batched = await captureServer()
+      let batchIgnored = 0
+      try {
+        await withOtlpExport(batched.url, 'json', chat)
+        for (const r of batched.requests) batchIgnored += chatTurns(decodeTraceBody(r.body, 'json').spans).ignored
+      } finally {
+        await batched.close()
+      }
+      const ignoredBefore = await metric('convotrack_otlp_spans_total', 'outcome="ignored"')
+      await withOtlpExport(tracesUrl(), 'json', chat, {
+        headers: { authorization: 'Bearer llm6-key' },
+        processor: 'simple',
+      })
+      const chatStored = await conversation('llm6', thread)
+      expectStoredChat(chatStored, 'erin')
+      const [call] = chatStored[3]?.platformJson.toolCalls as Array<{ name: string; arguments: string; result: string }>
+      expect(JSON.parse(call?.arguments ?? 'null')).toEqual({ city: 'Paris' })
+      expect(JSON.parse(call?.result ?? 'null')).toEqual({ city: 'Paris', sky: 'sunny', celsius: 21 })
+      // The model-call and tool spans waited for their turn and were folded into it: no more is
+      // ignored than when a turn's spans come together.
+      expect(await metric('convotrack_otlp_spans_total', 'outcome="ignored"')).toBe(ignoredBefore + batchIgnored)
+    },
+  )
 
   it('the same export sent twice stores once; spans that are not chat turns are counted and said', async () => {
     const capture = await captureServer()
