@@ -176,9 +176,11 @@ export function otlpTracesRoute(deps: {
       // Spans waiting for their parent are not ignored (yet): they join its export.
       const ignored = found.ignored - waiting.keep(bot, all, found.unused)
       const accepted: AcceptedRecord[] = []
+      /** The turn (index) of each accepted record. */
+      const turnOf: number[] = []
       let refusedTurns = 0
       let refusal = ''
-      for (const turn of turns) {
+      for (const [t, turn] of turns.entries()) {
         const records: AcceptedRecord[] = []
         try {
           for (const r of turnRecords(turn)) {
@@ -202,6 +204,7 @@ export function otlpTracesRoute(deps: {
             })
           }
           accepted.push(...records)
+          for (const _ of records) turnOf.push(t)
         } catch (e) {
           if (!(e instanceof RequestError)) throw e
           refusedTurns++
@@ -231,12 +234,17 @@ export function otlpTracesRoute(deps: {
           ),
         )
       }
-      // A message the store refused for itself (a reused key, a value it cannot keep) is rejected alone.
-      const refusedMessages = stored.filter((s) => s instanceof RequestError)
-      if (refusedMessages.length > 0) {
-        refusal ||= (refusedMessages[0] as RequestError).message
-        refusedTurns += refusedMessages.length
-      }
+      // A message the store refused for itself (a value it cannot keep) rejects its turn alone. A
+      // key already used for another version of the message is not a refusal: the same message
+      // of the same trace, described by another span of the turn (an agent span after its model
+      // span, in a later export), was stored first.
+      const refusedBy = new Set<number>()
+      for (const [i, s] of stored.entries())
+        if (s instanceof RequestError && s.code !== 'idempotency_key_reused') {
+          refusal ||= s.message
+          refusedBy.add(turnOf[i] as number)
+        }
+      refusedTurns += refusedBy.size
       const rejected = spans.invalid + refusedTurns
       deps.metrics.otlpSpans.inc({ outcome: 'turn' }, turns.length - refusedTurns)
       if (ignored > 0) deps.metrics.otlpSpans.inc({ outcome: 'ignored' }, ignored)

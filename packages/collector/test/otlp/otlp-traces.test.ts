@@ -120,6 +120,49 @@ describe('POST /v1/traces with the real libraries and exporters', () => {
     },
   )
 
+  it('a GenAI agent span and its model span in separate requests (model span first): one turn, nothing refused', async () => {
+    const trace = '5b8efff798038103d269b633813fc60c'
+    const messages = {
+      'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Hola' }] }]),
+      'gen_ai.output.messages': JSON.stringify([
+        { role: 'assistant', parts: [{ type: 'text', content: '¡Hola! ¿Qué tal?' }], finish_reason: 'stop' },
+      ]),
+      'gen_ai.conversation.id': 'split-1',
+      'gen_ai.request.model': 'gpt-x',
+      'gen_ai.usage.input_tokens': 7,
+      'gen_ai.usage.output_tokens': 4,
+    }
+    const span = (spanId: string, parentSpanId: string | undefined, op: string, start: number) => ({
+      traceId: trace,
+      spanId,
+      ...(parentSpanId ? { parentSpanId } : {}),
+      name: `${op} gpt-x`,
+      startTimeUnixNano: String(BigInt(Date.now() - 5000 + start) * 1_000_000n),
+      endTimeUnixNano: String(BigInt(Date.now() - 1000 - start) * 1_000_000n),
+      attributes: Object.entries({ ...messages, 'gen_ai.operation.name': op }).map(([key, v]) => ({
+        key,
+        value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v },
+      })),
+    })
+    const post = async (s: ReturnType<typeof span>) => {
+      const res = await fetch(tracesUrl(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer llm7-key' },
+        body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ scope: { name: 'my-agents' }, spans: [s] }] }] }),
+      })
+      expect(res.status).toBe(200)
+      return res.json()
+    }
+    expect(await post(span('00f067aa0ba902b7', '53995c3f42cd8ad8', 'chat', 100))).toEqual({})
+    expect(await post(span('53995c3f42cd8ad8', undefined, 'invoke_agent', 0))).toEqual({})
+    const chat = await conversation('llm7', 'split-1')
+    expect(chat.map((m) => [m.direction, m.text])).toEqual([
+      ['incoming', 'Hola'],
+      ['outgoing', '¡Hola! ¿Qué tal?'],
+    ])
+    expect(chat[1]?.platformJson.usage).toEqual({ inputTokens: 7, outputTokens: 4 })
+  })
+
   it('the same export sent twice stores once; spans that are not chat turns are counted and said', async () => {
     const capture = await captureServer()
     try {
