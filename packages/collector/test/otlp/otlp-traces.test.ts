@@ -356,6 +356,77 @@ describe('the transcript of an OTLP conversation (dashboard API)', () => {
     }
   })
 
+  it("the usage report: days of event time (the spans' times) in the request's tz, cost from llmPrices, from the summary", async () => {
+    const priced = await startCollector({
+      port: 0,
+      db: ':memory:',
+      demoBot: false,
+      bots: [{ name: 'llm', apiKey: 'llm-key' }],
+      llmPrices: { 'gpt-x': { input: 1, output: 2 } },
+    })
+    try {
+      // Two days ago at 23:30 UTC: already the next day in Tokyo (UTC+9).
+      const day = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000
+      const at = day + 23.5 * 3_600_000
+      const nanos = (ms: number) => String(BigInt(ms) * 1_000_000n)
+      const attributes = Object.entries({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'late?' }] }]),
+        'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'yes' }] }]),
+        'gen_ai.conversation.id': 'night',
+        'gen_ai.request.model': 'gpt-x',
+        'gen_ai.usage.input_tokens': 1000,
+        'gen_ai.usage.output_tokens': 500,
+      }).map(([key, v]) => ({ key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } }))
+      const res = await fetch(`${priced.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer llm-key' },
+        body: JSON.stringify({
+          resourceSpans: [
+            {
+              scopeSpans: [
+                {
+                  scope: { name: 'my-llm' },
+                  spans: [
+                    {
+                      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+                      spanId: '00f067aa0ba902b7',
+                      name: 'chat gpt-x',
+                      startTimeUnixNano: nanos(at),
+                      endTimeUnixNano: nanos(at + 2000),
+                      attributes,
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      })
+      expect(res.status).toBe(200)
+      const usage = async (query: string) =>
+        (await (await fetch(`${priced.url}/api/reports/usage?bot=llm&${query}`)).json()) as {
+          days: Array<{ day: string; model: string; messages: number; inputTokens: number; cost: number }>
+          total: { messages: number; inputTokens: number; outputTokens: number; cost: number }
+        }
+      const line = { model: 'gpt-x', messages: 1, conversations: 1, inputTokens: 1000, outputTokens: 500, cost: 0.002 }
+      const utc = new Date(day).toISOString().slice(0, 10)
+      const tokyo = new Date(day + 86_400_000).toISOString().slice(0, 10)
+      expect((await usage('days=7')).days).toEqual([{ day: utc, ...line }])
+      expect((await usage('days=7&tz=Asia/Tokyo')).days).toEqual([{ day: tokyo, ...line }])
+      expect((await usage(`from=${day}&to=${day + 86_400_000}`)).total).toEqual({
+        messages: 1,
+        inputTokens: 1000,
+        outputTokens: 500,
+        cost: 0.002,
+      })
+      // The last day alone (today): the answer happened before it.
+      expect((await usage('days=1')).days).toEqual([])
+    } finally {
+      await priced.close()
+    }
+  })
+
   it('refuses a traceUrl without {traceId} and a price that is not a number, naming the option', async () => {
     await expect(startCollector({ port: 0, traceUrl: 'http://jaeger/trace/' })).rejects.toThrow(
       /traceUrl must be .*\{traceId\}/,
