@@ -9,7 +9,7 @@
 import type { UsageLine } from '../store/store'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
-import { dayStart, floorHour, hourRange, tzOffset } from './range'
+import { dayStart, floorHour, HOUR_MS, hourRange, tzOffset } from './range'
 import type { Exec, Row } from './report-queries'
 import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
 import { dropEmptyQueries, type RollupRow, type RollupSpec, rollupDdl, upsertQueries } from './rollup-tables'
@@ -151,10 +151,24 @@ const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
 /** `YYYY-MM-DD` of a local day's start in `tz`. */
 const dayName = (tz: string, start: number) => new Date(start + tzOffset(tz, start)).toISOString().slice(0, 10)
 
+/** The local days in `tz` that cover the hours [from, to): [start, next start) each. */
+function daysOf(tz: string, from: number, to: number): Array<[number, number]> {
+  const out: Array<[number, number]> = []
+  for (let start = dayStart(tz, from); start < to; ) {
+    // A DST day is 23 or 25 hours long: the next day starts within 26 hours.
+    const next = dayStart(tz, start + 26 * HOUR_MS)
+    out.push([start, next])
+    start = next
+  }
+  return out
+}
+
 /**
  * The usage report: answers with tokens per day (in the filter's `tz`, default UTC; event time)
  * and model within the range (widened to whole hours; `since` starts it there at the latest),
- * oldest day first, models in byte order with none first. Reads the summary's rows of the range.
+ * oldest day first, models in byte order with none first. The database sums each day's rows and
+ * counts its distinct conversations, reading an index range of the summary per day (CROSS JOIN:
+ * SQLite keeps the days as the outer loop): the answer holds a line per day and model.
  */
 export async function usageReport(
   d: Dialect,
@@ -168,57 +182,51 @@ export async function usageReport(
     since?: number | undefined
   },
 ): Promise<UsageLine[]> {
-  const params: unknown[] = []
-  let where = scopeSql(d, filter, params)
+  const tz = filter.tz ?? 'UTC'
   const r = hourRange({ from: Math.max(filter.from ?? 0, filter.since ?? 0), to: filter.to })
-  if (r.from > 0) {
-    where += ' AND hour >= ?'
-    params.push(r.from)
+  const t = d.table(USAGE.name)
+  let { from } = r
+  let to = r.to
+  if (from === 0 || to === null) {
+    // An open side ends at the summary's first or last hour (one index probe each).
+    const [edge] = await exec({
+      sql: `SELECT (SELECT min(hour) FROM ${t}) AS lo, (SELECT max(hour) FROM ${t}) AS hi`,
+      params: [],
+    })
+    if (edge?.lo === null || edge?.lo === undefined) return []
+    if (from === 0) from = num(edge.lo)
+    if (to === null) to = num(edge.hi) + HOUR_MS
   }
-  if (r.to !== null) {
-    where += ' AND hour < ?'
-    params.push(r.to)
-  }
+  if (to <= from) return []
+  const days = daysOf(tz, from, to).map(([lo, hi]) => [Math.max(lo, from), Math.min(hi, to as number)] as const)
+  const params: unknown[] = []
+  const buckets =
+    d.name === 'postgres'
+      ? 'unnest(?::bigint[], ?::bigint[]) AS b (lo, hi)'
+      : "(SELECT json_extract(value, '$[0]') AS lo, json_extract(value, '$[1]') AS hi FROM json_each(?)) b"
+  if (d.name === 'postgres')
+    params.push(
+      days.map((x) => x[0]),
+      days.map((x) => x[1]),
+    )
+  else params.push(JSON.stringify(days))
+  const scope = scopeSql(d, filter, params, 'u.bot')
   const rows = await exec({
-    sql: `SELECT bot, hour, model, thread, messages, input_tokens, output_tokens
-      FROM ${d.table(USAGE.name)} WHERE messages > 0${where}`,
+    sql: `SELECT lo, model, count(*) AS conversations, sum(m) AS messages, sum(i) AS input_tokens, sum(o) AS output_tokens
+      FROM (SELECT b.lo, u.model, u.bot, u.thread, sum(u.messages) AS m, sum(u.input_tokens) AS i, sum(u.output_tokens) AS o
+        FROM ${buckets} CROSS JOIN ${t} u
+        WHERE u.hour >= b.lo AND u.hour < b.hi${scope}
+        GROUP BY b.lo, u.model, u.bot, u.thread HAVING sum(u.messages) > 0) x
+      GROUP BY lo, model ORDER BY lo, model`,
     params,
   })
-  const tz = filter.tz ?? 'UTC'
-  const lines = new Map<string, UsageLine & { start: number; threads: Set<string> }>()
-  const starts = new Map<number, number>()
-  for (const row of rows) {
-    const hour = num(row.hour)
-    let start = starts.get(hour)
-    if (start === undefined) {
-      start = dayStart(tz, hour)
-      starts.set(hour, start)
-    }
-    const model = row.model === null || row.model === '' ? null : String(row.model)
-    const k = `${start}\u0000${model ?? ''}`
-    let line = lines.get(k)
-    if (!line) {
-      line = {
-        day: dayName(tz, start),
-        model,
-        messages: 0,
-        conversations: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-        start,
-        threads: new Set(),
-      }
-      lines.set(k, line)
-    }
-    line.messages += num(row.messages)
-    line.inputTokens += num(row.input_tokens)
-    line.outputTokens += num(row.output_tokens)
-    line.threads.add(`${String(row.bot)}\u0000${String(row.thread)}`)
-  }
-  return [...lines.values()]
-    .sort(
-      (a, b) =>
-        a.start - b.start || ((a.model ?? '') < (b.model ?? '') ? -1 : (a.model ?? '') > (b.model ?? '') ? 1 : 0),
-    )
-    .map(({ start: _, threads, ...l }) => ({ ...l, conversations: threads.size }))
+  // The local day a row's first hour falls in names it (a day cut by the range keeps its name).
+  return rows.map((row) => ({
+    day: dayName(tz, dayStart(tz, num(row.lo))),
+    model: row.model === null || row.model === '' ? null : String(row.model),
+    messages: num(row.messages),
+    conversations: num(row.conversations),
+    inputTokens: num(row.input_tokens),
+    outputTokens: num(row.output_tokens),
+  }))
 }
