@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib'
-import { type Collector, SqliteRecordStore, startCollector } from '@convotrack/collector'
+import { type Collector, type CollectorOptions, SqliteRecordStore, startCollector } from '@convotrack/collector'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { chatTurns, decodeTraceBody } from '../../src/otlp/index'
 import { fields } from '../../src/otlp/protobuf'
@@ -56,6 +56,26 @@ function expectStoredChat(chat: Awaited<ReturnType<typeof conversation>>, userId
   ])
 }
 
+/** A GenAI turn's attributes (one user message, one answer) and `extra`, as OTLP/JSON attributes. */
+function genAiAttributes(input: string, output: string, extra: Record<string, string | number>) {
+  return Object.entries({
+    'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: input }] }]),
+    'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: output }] }]),
+    ...extra,
+  }).map(([key, v]) => ({ key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } }))
+}
+
+/** Posts spans of one instrumentation scope as OTLP/JSON. */
+function postJsonSpans(url: string, apiKey: string, spans: unknown[]): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ scope: { name: 'my-llm' }, spans }] }] }),
+  })
+}
+
+const nanos = (ms: number) => String(BigInt(ms) * 1_000_000n)
+
 async function metric(name: string, labels: string): Promise<number> {
   const text = await (await fetch(`${collector.url}/metrics`)).text()
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`))
@@ -111,7 +131,8 @@ describe('POST /v1/traces with the real libraries and exporters', () => {
       })
       const chatStored = await conversation('llm6', thread)
       expectStoredChat(chatStored, 'erin')
-      const [call] = chatStored[3]?.platformJson.toolCalls as Array<{ name: string; arguments: string; result: string }>
+      const calls = (chatStored[3]?.platformJson.toolCalls ?? []) as Array<{ arguments: string; result: string }>
+      const call = calls[0]
       expect(JSON.parse(call?.arguments ?? 'null')).toEqual({ city: 'Paris' })
       expect(JSON.parse(call?.result ?? 'null')).toEqual({ city: 'Paris', sky: 'sunny', celsius: 21 })
       // The model-call and tool spans waited for their turn and were folded into it: no more is
@@ -121,35 +142,23 @@ describe('POST /v1/traces with the real libraries and exporters', () => {
   )
 
   it('a GenAI agent span and its model span in separate requests (model span first): one turn, nothing refused', async () => {
-    const trace = '5b8efff798038103d269b633813fc60c'
-    const messages = {
-      'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Hola' }] }]),
-      'gen_ai.output.messages': JSON.stringify([
-        { role: 'assistant', parts: [{ type: 'text', content: '¡Hola! ¿Qué tal?' }], finish_reason: 'stop' },
-      ]),
-      'gen_ai.conversation.id': 'split-1',
-      'gen_ai.request.model': 'gpt-x',
-      'gen_ai.usage.input_tokens': 7,
-      'gen_ai.usage.output_tokens': 4,
-    }
     const span = (spanId: string, parentSpanId: string | undefined, op: string, start: number) => ({
-      traceId: trace,
+      traceId: '5b8efff798038103d269b633813fc60c',
       spanId,
       ...(parentSpanId ? { parentSpanId } : {}),
       name: `${op} gpt-x`,
-      startTimeUnixNano: String(BigInt(Date.now() - 5000 + start) * 1_000_000n),
-      endTimeUnixNano: String(BigInt(Date.now() - 1000 - start) * 1_000_000n),
-      attributes: Object.entries({ ...messages, 'gen_ai.operation.name': op }).map(([key, v]) => ({
-        key,
-        value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v },
-      })),
+      startTimeUnixNano: nanos(Date.now() - 5000 + start),
+      endTimeUnixNano: nanos(Date.now() - 1000 - start),
+      attributes: genAiAttributes('Hola', '¡Hola! ¿Qué tal?', {
+        'gen_ai.operation.name': op,
+        'gen_ai.conversation.id': 'split-1',
+        'gen_ai.request.model': 'gpt-x',
+        'gen_ai.usage.input_tokens': 7,
+        'gen_ai.usage.output_tokens': 4,
+      }),
     })
     const post = async (s: ReturnType<typeof span>) => {
-      const res = await fetch(tracesUrl(), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer llm7-key' },
-        body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ scope: { name: 'my-agents' }, spans: [s] }] }] }),
-      })
+      const res = await postJsonSpans(tracesUrl(), 'llm7-key', [s])
       expect(res.status).toBe(200)
       return res.json()
     }
@@ -314,13 +323,13 @@ describe('POST /v1/traces when the store is down', () => {
   })
 })
 
+/** A collector of its own with the bot `llm` (key `llm-key`). */
+const llmCollector = (options: Pick<CollectorOptions, 'traceUrl' | 'llmPrices'>) =>
+  startCollector({ port: 0, db: ':memory:', demoBot: false, bots: [{ name: 'llm', apiKey: 'llm-key' }], ...options })
+
 describe('the transcript of an OTLP conversation (dashboard API)', () => {
   it('each message has its trace, the answers their model, tokens, cost and tool calls; the head the conversation total; a trace link template', async () => {
-    const priced = await startCollector({
-      port: 0,
-      db: ':memory:',
-      demoBot: false,
-      bots: [{ name: 'llm', apiKey: 'llm-key' }],
+    const priced = await llmCollector({
       traceUrl: 'http://localhost:16686/trace/{traceId}',
       llmPrices: { [MODEL_ID]: { input: 1, output: 2 } },
     })
@@ -357,52 +366,27 @@ describe('the transcript of an OTLP conversation (dashboard API)', () => {
   })
 
   it("the usage report: days of event time (the spans' times) in the request's tz, cost from llmPrices, from the summary", async () => {
-    const priced = await startCollector({
-      port: 0,
-      db: ':memory:',
-      demoBot: false,
-      bots: [{ name: 'llm', apiKey: 'llm-key' }],
-      llmPrices: { 'gpt-x': { input: 1, output: 2 } },
-    })
+    const priced = await llmCollector({ llmPrices: { 'gpt-x': { input: 1, output: 2 } } })
     try {
       // Two days ago at 23:30 UTC: already the next day in Tokyo (UTC+9).
       const day = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000
       const at = day + 23.5 * 3_600_000
-      const nanos = (ms: number) => String(BigInt(ms) * 1_000_000n)
-      const attributes = Object.entries({
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'late?' }] }]),
-        'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'yes' }] }]),
-        'gen_ai.conversation.id': 'night',
-        'gen_ai.request.model': 'gpt-x',
-        'gen_ai.usage.input_tokens': 1000,
-        'gen_ai.usage.output_tokens': 500,
-      }).map(([key, v]) => ({ key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } }))
-      const res = await fetch(`${priced.url}/v1/traces`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer llm-key' },
-        body: JSON.stringify({
-          resourceSpans: [
-            {
-              scopeSpans: [
-                {
-                  scope: { name: 'my-llm' },
-                  spans: [
-                    {
-                      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-                      spanId: '00f067aa0ba902b7',
-                      name: 'chat gpt-x',
-                      startTimeUnixNano: nanos(at),
-                      endTimeUnixNano: nanos(at + 2000),
-                      attributes,
-                    },
-                  ],
-                },
-              ],
-            },
-          ],
-        }),
-      })
+      const res = await postJsonSpans(`${priced.url}/v1/traces`, 'llm-key', [
+        {
+          traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+          spanId: '00f067aa0ba902b7',
+          name: 'chat gpt-x',
+          startTimeUnixNano: nanos(at),
+          endTimeUnixNano: nanos(at + 2000),
+          attributes: genAiAttributes('late?', 'yes', {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.conversation.id': 'night',
+            'gen_ai.request.model': 'gpt-x',
+            'gen_ai.usage.input_tokens': 1000,
+            'gen_ai.usage.output_tokens': 500,
+          }),
+        },
+      ])
       expect(res.status).toBe(200)
       const usage = async (query: string) =>
         (await (await fetch(`${priced.url}/api/reports/usage?bot=llm&${query}`)).json()) as {
