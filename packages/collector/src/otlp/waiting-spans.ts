@@ -3,8 +3,13 @@ import type { OtlpSpan } from './trace-request'
 
 /** Spans kept at most, over every bot; the oldest go first. */
 export const WAITING_SPANS_MAX = 10_000
+/** Memory the waiting spans may take, estimated from their attributes (prompts may be long). */
+export const WAITING_BYTES_MAX = 64 * 1024 * 1024
 /** How long a span waits for its parent, in ms. */
 export const WAITING_SPAN_TTL_MS = 5 * 60_000
+
+/** A span's weight in memory: its attributes as UTF-16 text, and the rest. */
+const weightOf = (span: OtlpSpan) => 2 * JSON.stringify(span.attributes).length + 512
 
 const parentKey = (bot: string, traceId: string, spanId: string) => `${bot}\u0000${traceId}\u0000${spanId}`
 
@@ -14,14 +19,15 @@ const parentKey = (bot: string, traceId: string, spanId: string) => `${bot}\u000
  * model asked for) and its `ai.toolCall` spans (the results) reach the collector in requests of
  * their own, before the operation span that makes them a turn. A model call or tool span whose
  * parent is not in its export and that no turn used waits here (per bot, in memory, bounded by
- * {@link WAITING_SPANS_MAX} and {@link WAITING_SPAN_TTL_MS}) and joins the export that brings its
- * parent. One collector's memory: with several collectors behind a load balancer, the parent may
+ * {@link WAITING_SPANS_MAX}, {@link WAITING_BYTES_MAX} and {@link WAITING_SPAN_TTL_MS}) and joins
+ * the export that brings its parent. One collector's memory: with several collectors behind a load balancer, the parent may
  * reach another one — its turn is then recorded without those parts, as without this.
  */
 export class WaitingSpans {
   /** By bot, trace and parent span id; insertion order is age. */
-  private readonly byParent = new Map<string, Map<string, { span: OtlpSpan; at: number }>>()
+  private readonly byParent = new Map<string, Map<string, { span: OtlpSpan; at: number; weight: number }>>()
   private count = 0
+  private bytes = 0
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -42,8 +48,7 @@ export class WaitingSpans {
       const k = parentKey(bot, s.traceId, s.spanId)
       const children = this.byParent.get(k)
       if (!children) continue
-      this.byParent.delete(k)
-      this.count -= children.size
+      this.drop(k, children)
       for (const c of children.values()) out.push(c.span)
     }
     return out
@@ -83,10 +88,17 @@ export class WaitingSpans {
           children = new Map()
           this.byParent.set(k, children)
         }
-        if (!children.has(s.spanId)) this.count++
+        const had = children.get(s.spanId)
+        if (had) {
+          this.count--
+          this.bytes -= had.weight
+        }
         // A repeat (an exporter's retry) replaces the copy and is young again.
         children.delete(s.spanId)
-        children.set(s.spanId, { span: s, at: now })
+        const weight = weightOf(s)
+        children.set(s.spanId, { span: s, at: now, weight })
+        this.count++
+        this.bytes += weight
         kept++
       }
     }
@@ -95,15 +107,21 @@ export class WaitingSpans {
   }
 
   /**
-   * Drops the oldest parents' groups while the bound is passed or their newest span is older
-   * than the TTL (groups are in the order they were made: the sweep stops at the first young one).
+   * Drops the oldest parents' groups while a bound is passed or their newest span is older than
+   * the TTL (groups are in the order they were made: the sweep stops at the first young one).
    */
   private evict(now: number): void {
     for (const [k, children] of this.byParent) {
       const newest = [...children.values()].at(-1)?.at ?? 0
-      if (this.count <= WAITING_SPANS_MAX && now - newest <= WAITING_SPAN_TTL_MS) break
-      this.byParent.delete(k)
-      this.count -= children.size
+      const within = this.count <= WAITING_SPANS_MAX && this.bytes <= WAITING_BYTES_MAX
+      if (within && now - newest <= WAITING_SPAN_TTL_MS) break
+      this.drop(k, children)
     }
+  }
+
+  private drop(k: string, children: Map<string, { weight: number }>): void {
+    this.byParent.delete(k)
+    this.count -= children.size
+    for (const c of children.values()) this.bytes -= c.weight
   }
 }

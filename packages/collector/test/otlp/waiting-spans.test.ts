@@ -2,7 +2,7 @@
 // age (an injected clock: no waiting in the test).
 import { describe, expect, it } from 'vitest'
 import type { OtlpSpan } from '../../src/otlp/index'
-import { WAITING_SPAN_TTL_MS, WAITING_SPANS_MAX, WaitingSpans } from '../../src/otlp/waiting-spans'
+import { WAITING_BYTES_MAX, WAITING_SPAN_TTL_MS, WAITING_SPANS_MAX, WaitingSpans } from '../../src/otlp/waiting-spans'
 
 const TRACE = 'a'.repeat(32)
 const id = (n: number) => n.toString(16).padStart(16, '0')
@@ -55,5 +55,18 @@ describe('WaitingSpans', () => {
     const many = Array.from({ length: WAITING_SPANS_MAX + 50 }, (_, i) => tool(100 + i, 1_000_000 + i))
     w.keep('b', many, many)
     expect(w.size).toBeLessThanOrEqual(WAITING_SPANS_MAX)
+  })
+
+  it('long prompts: the memory bound holds', () => {
+    const w = new WaitingSpans(() => 0)
+    const prompt = 'x'.repeat(1024 * 1024)
+    const big = Array.from({ length: 40 }, (_, i) => {
+      const t = tool(100 + i, 1_000_000 + i)
+      return { ...t, attributes: { ...t.attributes, 'ai.toolCall.result': prompt } }
+    })
+    w.keep('b', big, big)
+    // 40 × 2 MiB (UTF-16) is over the bound: the oldest went.
+    expect(w.size).toBeLessThan(40)
+    expect(w.size * 2 * prompt.length).toBeLessThanOrEqual(WAITING_BYTES_MAX)
   })
 })
