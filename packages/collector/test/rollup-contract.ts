@@ -93,7 +93,7 @@ function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix = ''): I
       if (i % 3 === 0)
         body.platformJson = {
           ...(i % 9 === 0 ? {} : { model: i % 2 ? 'model-a' : 'model-b' }),
-          usage: { inputTokens: i % 4 === 0 ? String(i) : (i % 50) + 1, outputTokens: i % 7 },
+          usage: { inputTokens: i % 4 === 0 ? String(i) : i % 5 === 0 ? 1e300 : (i % 50) + 1, outputTokens: i % 7 },
         }
       if (rnd() < 0.25) body.intent = { name: 'NotHandled' }
       else if (rnd() < 0.4) body.intent = { name: pick(['buy', 'track']) }
@@ -238,6 +238,9 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
     .map(({ lastId: _, ...c }) => c)
 }
 
+/** A token count the usage report believes: 0 … 10¹² (a sum of larger ones would overflow). */
+const believed = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1e12
+
 /** `YYYY-MM-DD` of an instant in a time zone. */
 const localDay = (t: number, tz: string) =>
   new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(t)
@@ -258,15 +261,16 @@ async function expectUsageMatchesRecount(store: RecordStore, all: StoredMessage[
     const record = await store.record(m.recordId)
     const pj = (JSON.parse(record?.raw ?? '{}') as Obj).platformJson as Obj | undefined
     const u = pj?.usage as Obj | undefined
-    if (typeof u?.inputTokens !== 'number') continue
+    const input = u?.inputTokens
+    if (!believed(input)) continue
     const model = typeof pj?.model === 'string' ? pj.model : null
     const day = localDay(m.ts, tz)
     const k = `${day}/${model}`
     const l = lines.get(k) ?? { day, model, n: 0, threads: new Set(), i: 0, o: 0 }
     l.n++
     l.threads.add(`${m.bot}/${m.thread}`)
-    l.i += u.inputTokens
-    l.o += typeof u.outputTokens === 'number' ? u.outputTokens : 0
+    l.i += input
+    l.o += believed(u?.outputTokens) ? u.outputTokens : 0
     lines.set(k, l)
   }
   const want = [...lines.values()]

@@ -44,10 +44,16 @@ export interface LlmUsage {
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+/** Most tokens one answer may count; beyond, or below 0, the count is not believed. */
+export const TOKENS_MAX = 1e12
+
+const tokens = (v: unknown): number | undefined => (typeof v === 'number' && v >= 0 && v <= TOKENS_MAX ? v : undefined)
+
 /**
- * The tokens of an outgoing record: `platformJson.usage.inputTokens` a finite number (else none),
- * `outputTokens` (0 when not a number), `platformJson.model` when a string. Records without
- * `"usage"` in their text are not parsed.
+ * The tokens of an outgoing record: `platformJson.usage.inputTokens` a number from 0 to
+ * {@link TOKENS_MAX} (else none: sums stay finite on both databases), `outputTokens` (0 when
+ * not such a number), `platformJson.model` when a string. Records without `"usage"` in their
+ * text are not parsed.
  */
 export function usageOfRecord(type: string, raw: string): LlmUsage | null {
   if (type !== 'outgoing' || !raw.includes('"usage"')) return null
@@ -59,11 +65,12 @@ export function usageOfRecord(type: string, raw: string): LlmUsage | null {
   }
   const pj = isObj(body) ? body.platformJson : undefined
   const u = isObj(pj) ? pj.usage : undefined
-  if (!isObj(u) || typeof u.inputTokens !== 'number' || !Number.isFinite(u.inputTokens)) return null
-  const out = typeof u.outputTokens === 'number' && Number.isFinite(u.outputTokens) ? u.outputTokens : 0
+  const input = isObj(u) ? tokens(u.inputTokens) : undefined
+  if (input === undefined || !isObj(u)) return null
+  const out = tokens(u.outputTokens) ?? 0
   // PostgreSQL text holds no U+0000: both stores keep the same spelling.
   const model = isObj(pj) && typeof pj.model === 'string' ? pj.model.replaceAll('\0', '\uFFFD') : ''
-  return { model, inputTokens: u.inputTokens, outputTokens: out }
+  return { model, inputTokens: input, outputTokens: out }
 }
 
 const usageRow = (m: { bot: string; ts: number; thread: string }, u: LlmUsage, sign: 1 | -1): RollupRow => ({
