@@ -7,6 +7,7 @@
  */
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { type Clock, realClock } from '../../src/clock'
 
 export interface StoredRecord {
   platform: string
@@ -49,6 +50,8 @@ export interface Faults {
    * nothing stored and no answer (a reset); undefined to serve it as usual.
    */
   hangUp?: (raw: string) => number | Promise<unknown> | undefined
+  /** Per request: its answer waits for this promise (latency as an event); undefined: answered as usual. */
+  answerWhen?: () => Promise<unknown> | undefined
 }
 
 export interface FakeService {
@@ -59,9 +62,15 @@ export interface FakeService {
   /** Most requests in flight at once, and now. */
   maxInFlight: number
   inFlight: number
+  /**
+   * Requests read in full whose answer (or reset) the service is holding back on purpose
+   * (latency, silence, a delayed 503 or reset, `answerWhen`): with a driven clock, the world is
+   * quiet when every request the tracker has out is one of these.
+   */
+  held: number
   /** Records per batch request. */
   batchSizes: number[]
-  /** Every answer: when it left (`Date.now()`), its status, and the request's raw body. */
+  /** Every answer: when it left (the service's clock), its status, and the request's raw body. */
   answers: Array<{ at: number; status: number; raw: string }>
   /** Connections accepted in all, and most open at once. */
   connections: number
@@ -84,13 +93,18 @@ function validate(
   return undefined
 }
 
-export async function startFakeService(options: FakeOptions = {}, faults: Faults = {}): Promise<FakeService> {
+/** `clock`: the service's time (latency, delays, the token bucket, `answers[].at`), a driven one in some tests. */
+export async function startFakeService(
+  options: FakeOptions = {},
+  faults: Faults = {},
+  clock: Pick<Clock, 'now' | 'setTimeout'> = realClock,
+): Promise<FakeService> {
   const maxRecords = options.maxRecords ?? 500
   const maxBytes = options.maxBytes ?? 4_194_304
   const byKey = new Map<string, number>()
   const sockets = new Set<Socket>()
   let tokens = 0
-  let refilled = Date.now()
+  let refilled = clock.now()
   const svc: FakeService = {
     url: '',
     stored: [],
@@ -99,6 +113,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     connections: 0,
     maxSockets: 0,
     inFlight: 0,
+    held: 0,
     batchSizes: [],
     answers: [],
     faults,
@@ -133,7 +148,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     const f = svc.faults
     if (f.random429 && Math.random() < f.random429) return true
     if (f.bucketPerSec) {
-      const now = Date.now()
+      const now = clock.now()
       tokens = Math.min(f.bucketPerSec, tokens + ((now - refilled) * f.bucketPerSec) / 1000)
       refilled = now
       if (tokens < 1) return true
@@ -147,13 +162,29 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     res.on('close', () => svc.inFlight--)
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
+    // Held from now until `go` runs (once), or forever (silent).
+    const hold = (): (() => void) => {
+      svc.held++
+      let once = true
+      res.on('close', () => release())
+      const release = () => {
+        if (once) svc.held--
+        once = false
+      }
+      return release
+    }
     req.on('end', () => {
       const f = svc.faults
-      if (f.silent) return
+      if (f.silent) {
+        hold()
+        return
+      }
       const unavailableMs = f.unavailableIf?.(Buffer.concat(chunks).toString('utf8'))
       if (unavailableMs !== undefined) {
-        setTimeout(() => {
-          svc.answers.push({ at: Date.now(), status: 503, raw: Buffer.concat(chunks).toString('utf8') })
+        const release = hold()
+        clock.setTimeout(() => {
+          release()
+          svc.answers.push({ at: clock.now(), status: 503, raw: Buffer.concat(chunks).toString('utf8') })
           res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(f.retryAfterSec ?? 1) })
           res.end('{"error":{"code":"unavailable"}}')
         }, unavailableMs)
@@ -161,11 +192,19 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
       }
       const hangUp = f.hangUp?.(Buffer.concat(chunks).toString('utf8'))
       if (typeof hangUp === 'number') {
-        setTimeout(() => req.socket.destroy(), hangUp)
+        const release = hold()
+        clock.setTimeout(() => {
+          release()
+          req.socket.destroy()
+        }, hangUp)
         return
       }
       if (hangUp !== undefined) {
-        void hangUp.then(() => req.socket.destroy())
+        const release = hold()
+        void hangUp.then(() => {
+          release()
+          req.socket.destroy()
+        })
         return
       }
       const answer = () => {
@@ -175,7 +214,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
           : {}
         const raw = Buffer.concat(chunks).toString('utf8')
         const send = (status: number, json: unknown, extra: Record<string, string> = {}) => {
-          svc.answers.push({ at: Date.now(), status, raw })
+          svc.answers.push({ at: clock.now(), status, raw })
           res.writeHead(status, { 'content-type': 'application/json', ...extra })
           res.end(JSON.stringify(json))
         }
@@ -244,8 +283,16 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
         if (lose()) return
         send(201, s.duplicate ? { id: s.id, duplicate: true } : { id: s.id }, advertise)
       }
-      if (f.latencyMs) setTimeout(answer, f.latencyMs)
-      else answer()
+      const when = f.answerWhen?.()
+      if (f.latencyMs || when) {
+        const release = hold()
+        const go = () => {
+          release()
+          answer()
+        }
+        if (when) void when.then(go)
+        else clock.setTimeout(go, f.latencyMs as number)
+      } else answer()
     })
   })
   server.on('connection', (s: Socket) => {
