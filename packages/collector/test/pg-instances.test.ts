@@ -320,8 +320,9 @@ describe('several collectors on one PostgreSQL', () => {
         expect((await fetch(`${b.url}/api/stats`)).status).toBe(503)
         // Still serving: the dashboard page itself does not need the database.
         expect((await fetch(`${b.url}/`)).status).toBe(200)
+        const metOutage = new Promise((r) => tracker.once('retry', r))
         for (let i = 0; i < 20; i++) tracker.universal.logIncoming({ text: `held ${i}`, userId: 'cy' })
-        await new Promise((r) => setTimeout(r, 300))
+        await metOutage // the tracker's attempts met the outage (an event, not a delay)
         await server.start()
         await tracker.flush(20_000)
         expect(tracker.stats()).toMatchObject({ sent: 20, failed: 0 })
