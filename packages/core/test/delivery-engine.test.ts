@@ -76,6 +76,16 @@ function storedOnce(s: FakeService, n: number): void {
   expect(new Set(s.stored.map((r) => r.body.text)).size).toBe(n)
 }
 
+/** Offers `total` records at `perSec` to a service with `faults`: every one is delivered, and stored once. */
+async function deliveredOnce(faults: Parameters<typeof service>[0], total: number, perSec: number) {
+  const s = await service(faults)
+  const t = driven({ apiKey: 'k', baseUrl: s.url })
+  await offer(log(t), total, perSec)
+  expect(await flush(t)).toMatchObject({ delivered: true, sent: total, failed: 0 })
+  storedOnce(s, total)
+  return s
+}
+
 describe('delivery engine, default options', () => {
   it('a service 200 ms away at 500 records/s: concurrency grows past the old fixed 16 and the backlog stays small', async () => {
     const s = await service({ latencyMs: 200 })
@@ -93,11 +103,7 @@ describe('delivery engine, default options', () => {
   })
 
   it('a token bucket (100 req/s, 429 + Retry-After: 1 beyond): everything delivered, refusals a minority', async () => {
-    const s = await service({ bucketPerSec: 100, retryAfterSec: 1 })
-    const t = driven({ apiKey: 'k', baseUrl: s.url })
-    await offer(log(t), 600, 200)
-    expect(await flush(t)).toMatchObject({ delivered: true, sent: 600, failed: 0 })
-    storedOnce(s, 600)
+    const s = await deliveredOnce({ bucketPerSec: 100, retryAfterSec: 1 }, 600, 200)
     // Paced near the bucket's rate: not a storm of refused requests.
     expect(s.requests.limited).toBeLessThan(600)
     // On the driven clock the count is the rules' alone (206 of 806 requests): without pacing,
@@ -106,11 +112,7 @@ describe('delivery engine, default options', () => {
   })
 
   it('10 % of answers 429 + Retry-After: 1 at random: everything delivered, nothing failed', async () => {
-    const s = await service({ random429: 0.1, retryAfterSec: 1 })
-    const t = driven({ apiKey: 'k', baseUrl: s.url })
-    await offer(log(t), 1_000, 500)
-    expect(await flush(t)).toMatchObject({ delivered: true, sent: 1_000, failed: 0 })
-    storedOnce(s, 1_000)
+    const s = await deliveredOnce({ random429: 0.1, retryAfterSec: 1 }, 1_000, 500)
     expect(s.requests.limited).toBeGreaterThan(0)
   })
 
