@@ -16,10 +16,10 @@ export class Gate {
   /** Consecutive connect failures: the backoff step of the next closing. */
   connectFailures = 0
   /**
-   * When the request whose 503 closed the gate was sent (undefined when no 503 closed it): a
+   * `seq` of the request whose 503 closed the gate (undefined when no 503 closed it): a
    * request sent after it and served says the 503 was one instance's (see `servedReopens`).
    */
-  unavailableSentAt: number | undefined = undefined
+  unavailableSeq: number | undefined = undefined
   private timer: ClockTimer | undefined
 
   constructor(private readonly clock: Clock) {}
@@ -42,11 +42,11 @@ export class Gate {
 
   /**
    * Closes the gate for `waitMs` from `now` (a new round) and probes when it reopens.
-   * `unavailableSentAt`: a 503 closes it, for the request sent then.
+   * `unavailableSeq`: a 503 closes it, for that request.
    */
-  close(now: number, waitMs: number, unavailableSentAt?: number): void {
+  close(now: number, waitMs: number, unavailableSeq?: number): void {
     this.round++
-    this.unavailableSentAt = unavailableSentAt
+    this.unavailableSeq = unavailableSeq
     this.until = Math.max(this.until, now + waitMs)
     this.probing = true
   }
@@ -60,7 +60,7 @@ export class Gate {
   /** Opens at once (the 503 that closed it was one instance's). */
   reopen(): void {
     this.until = 0
-    this.unavailableSentAt = undefined
+    this.unavailableSeq = undefined
     this.stop()
   }
 

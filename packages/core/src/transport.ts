@@ -60,14 +60,16 @@ export class Transport implements AttemptOwner {
   private queuedBytes = 0
   private pumpScheduled = false
   private paceTimer: ClockTimer | undefined
+  /** Requests sent so far: each send's `seq` (order, not time — one kick sends several in a millisecond). */
+  private sends = 0
   /**
-   * When the newest request the service answered (any status) was sent: a request that fails
-   * without an answer while nothing sent after it was answered met a service that went away,
-   * not a fault of its own.
+   * `seq` of the newest request the service answered (any status): a request that fails without
+   * an answer while nothing sent after it was answered met a service that went away, not a fault
+   * of its own.
    */
-  private answeredSentAt = 0
-  /** When the newest request the service served (any answer but a 503) was sent. */
-  private servedSentAt = 0
+  private answeredSeq = 0
+  /** `seq` of the newest request the service served (any answer but a 503). */
+  private servedSeq = 0
   /** When the last failure without an answer came. */
   private noAnswerAt = 0
   /**
@@ -311,6 +313,7 @@ export class Transport implements AttemptOwner {
           spared: 0,
           round: 0,
           sentAt: 0,
+          seq: 0,
         }
       return this.single(only) // too big for a batch: alone, on /track
     }
@@ -340,6 +343,7 @@ export class Transport implements AttemptOwner {
       spared: 0,
       round: 0,
       sentAt: 0,
+      seq: 0,
     }
   }
 
@@ -351,6 +355,7 @@ export class Transport implements AttemptOwner {
     s.round = this.gate.round
     const now = this.clock.now()
     s.sentAt = now
+    s.seq = ++this.sends
     const wantsBatchHeader = !s.batch && this.batchAllowed && this.batchLimits === undefined
     const attempt = new Attempt(this, s, saturated, wantsBatchHeader)
     attempt.startedAt = this.clock.precise()
@@ -416,9 +421,9 @@ export class Transport implements AttemptOwner {
     saturatedAtSend: boolean,
     results: ReturnType<typeof parseBatchResults>,
   ): void {
-    if (s.sentAt > this.answeredSentAt) this.answeredSentAt = s.sentAt
-    if (s.sentAt > this.servedSentAt) this.servedSentAt = s.sentAt
-    if (servedReopens(s.sentAt, this.gate.unavailableSentAt)) this.gate.reopen()
+    if (s.seq > this.answeredSeq) this.answeredSeq = s.seq
+    if (s.seq > this.servedSeq) this.servedSeq = s.seq
+    if (servedReopens(s.seq, this.gate.unavailableSeq)) this.gate.reopen()
     this.limitedRun = 0
     this.gate.opened()
     this.pacer.onAccepted(now)
@@ -461,8 +466,8 @@ export class Transport implements AttemptOwner {
       {
         shuttingDown: this.destroyed,
         maxAttempts: this.retry.maxAttempts,
-        answeredSentAt: this.answeredSentAt,
-        servedSentAt: this.servedSentAt,
+        answeredSeq: this.answeredSeq,
+        servedSeq: this.servedSeq,
         noAnswerAt: this.noAnswerAt,
         lone: lone && { isThis: lone === s, spared: lone.spared },
         limitedRun: this.limitedRun,
@@ -474,8 +479,8 @@ export class Transport implements AttemptOwner {
       this.retry,
     )
     const next = d.next
-    this.answeredSentAt = next.answeredSentAt
-    this.servedSentAt = next.servedSentAt
+    this.answeredSeq = next.answeredSeq
+    this.servedSeq = next.servedSeq
     this.noAnswerAt = next.noAnswerAt
     this.limitedRun = next.limitedRun
     gate.probing = next.probing
@@ -495,7 +500,7 @@ export class Transport implements AttemptOwner {
     if (d.shrink) this.limiter.onCongestion(s.sentAt, now)
     if (!d.spendAttempt) s.attempts--
     if (d.spare) s.spared++
-    if (d.closeGateMs !== undefined) gate.close(now, d.closeGateMs, d.closedByUnavailable ? s.sentAt : undefined)
+    if (d.closeGateMs !== undefined) gate.close(now, d.closeGateMs, d.closedByUnavailable ? s.seq : undefined)
     if (d.verdict === 'fail') this.fail(s, f, d.retryable)
     else if (d.verdict === 'gate') this.behindGate(s, f, now)
     else this.later(s, f, d.delayMs, d.judge)
