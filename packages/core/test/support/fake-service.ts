@@ -50,8 +50,6 @@ export interface Faults {
    * nothing stored and no answer (a reset); undefined to serve it as usual.
    */
   hangUp?: (raw: string) => number | Promise<unknown> | undefined
-  /** Per request: its answer waits for this promise (latency as an event); undefined: answered as usual. */
-  answerWhen?: () => Promise<unknown> | undefined
 }
 
 export interface FakeService {
@@ -64,7 +62,7 @@ export interface FakeService {
   inFlight: number
   /**
    * Requests read in full whose answer (or reset) the service is holding back on purpose
-   * (latency, silence, a delayed 503 or reset, `answerWhen`): with a driven clock, the world is
+   * (latency, silence, a delayed 503 or reset): with a driven clock, the world is
    * quiet when every request the tracker has out is one of these.
    */
   held: number
@@ -162,15 +160,15 @@ export async function startFakeService(
     res.on('close', () => svc.inFlight--)
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
-    // Held from now until `go` runs (once), or forever (silent).
+    // Counted in `held` from now until the returned release runs or the socket closes, once.
     const hold = (): (() => void) => {
       svc.held++
-      let once = true
-      res.on('close', () => release())
+      let counted = true
       const release = () => {
-        if (once) svc.held--
-        once = false
+        if (counted) svc.held--
+        counted = false
       }
+      res.on('close', release)
       return release
     }
     req.on('end', () => {
@@ -283,15 +281,12 @@ export async function startFakeService(
         if (lose()) return
         send(201, s.duplicate ? { id: s.id, duplicate: true } : { id: s.id }, advertise)
       }
-      const when = f.answerWhen?.()
-      if (f.latencyMs || when) {
+      if (f.latencyMs) {
         const release = hold()
-        const go = () => {
+        clock.setTimeout(() => {
           release()
           answer()
-        }
-        if (when) void when.then(go)
-        else clock.setTimeout(go, f.latencyMs as number)
+        }, f.latencyMs)
       } else answer()
     })
   })
@@ -305,19 +300,4 @@ export async function startFakeService(
   const port = (server.address() as AddressInfo).port
   svc.url = `http://127.0.0.1:${port}`
   return svc
-}
-
-/** Logs `total` universal records at `perSec` (in 10 ms ticks) over `users` users; resolves when all are handed over. */
-export async function offer(
-  log: (i: number, userId: string) => void,
-  total: number,
-  perSec: number,
-  users = 100,
-): Promise<void> {
-  const perTick = Math.max(1, Math.round(perSec / 100))
-  let i = 0
-  while (i < total) {
-    for (let k = 0; k < perTick && i < total; k++, i++) log(i, `u${i % users}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
