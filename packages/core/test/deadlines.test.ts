@@ -16,12 +16,18 @@ function timed(): Timed & { expired: number } {
   }
 }
 
+/** A 300 ms deadline on a driven clock, and one request started on it now. */
+function started() {
+  const clock = new DrivenClock()
+  const deadlines = new Deadlines(300, clock)
+  const t = timed()
+  deadlines.start(t, clock.now())
+  return { clock, deadlines, t }
+}
+
 describe('Deadlines', () => {
   it('cuts a request once its deadline has passed, not a millisecond before', async () => {
-    const clock = new DrivenClock()
-    const deadlines = new Deadlines(300, clock)
-    const t = timed()
-    deadlines.start(t, clock.now())
+    const { clock, t } = started()
     await clock.advance(299, always)
     expect(t.expired).toBe(0)
     await clock.advance(1, always)
@@ -31,11 +37,8 @@ describe('Deadlines', () => {
   })
 
   it('a request that ended on its own is never cut; the sweeper runs only while requests are in flight', async () => {
-    const clock = new DrivenClock()
-    const deadlines = new Deadlines(300, clock)
-    const done = timed()
+    const { clock, deadlines, t: done } = started()
     const late = timed()
-    deadlines.start(done, clock.now())
     await clock.advance(100, always)
     deadlines.start(late, clock.now())
     deadlines.done(done)
@@ -50,10 +53,7 @@ describe('Deadlines', () => {
   })
 
   it('stop() cancels the sweeper', async () => {
-    const clock = new DrivenClock()
-    const deadlines = new Deadlines(300, clock)
-    const t = timed()
-    deadlines.start(t, clock.now())
+    const { clock, deadlines, t } = started()
     deadlines.stop()
     expect(clock.nextAt).toBeUndefined()
     await clock.advance(1_000, always)
