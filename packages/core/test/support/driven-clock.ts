@@ -1,7 +1,7 @@
 /**
  * A clock the test moves (see src/clock.ts): time stands still until `advance` or `runUntil`,
  * which fire the timers due on the way in order, each at its own time. Sockets stay real: after
- * every timer, the test's `quiet` condition (every request out is held by the service, or none
+ * each instant's timers, the test's `quiet` condition (every request out is held by the service, or none
  * is out) is awaited before time moves on, so what happens at one instant has happened before
  * the next — however slow the machine.
  */
@@ -68,13 +68,13 @@ export class DrivenClock implements Clock {
     await new Promise((r) => setImmediate(r))
     await vi.waitFor(
       () => {
-        if (!quiet()) throw new Error('not settled')
+        if (!quiet()) throw new Error(`the world did not settle at this instant: ${quiet}`)
       },
       { timeout: SETTLE_TIMEOUT_MS, interval: 1 },
     )
   }
 
-  /** Moves time forward `ms`, firing each timer due on the way at its time and settling after each. */
+  /** Moves time forward `ms`, firing the timers due on the way at their times and settling after each instant. */
   async advance(ms: number, quiet: Quiet): Promise<void> {
     const end = this.t + ms
     await this.settle(quiet)
