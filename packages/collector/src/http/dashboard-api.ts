@@ -54,8 +54,12 @@ export function dashboardApi(deps: {
   api.use(express.json({ limit: '64kb' }))
   const operator = new OperatorLog()
 
-  api.get('/bots', (_req, res) => {
-    res.json(deps.bots.list().filter((b) => inScope(res, b.name)))
+  // Each bot with its stored record count (all time): the bot filter marks a configured bot that has sent nothing yet.
+  api.get('/bots', async (_req, res) => {
+    const bots = deps.bots.list().filter((b) => inScope(res, b.name))
+    res.json(
+      await Promise.all(bots.map(async (b) => ({ ...b, records: (await deps.store.counts({ bot: b.name })).records }))),
+    )
   })
   api.get('/stats', async (req, res) => {
     const filter = readOf(req, res)
