@@ -9,7 +9,7 @@ import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
-import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
+import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
 import { deleteKeysQueries, dropEmptyQueries, type RollupRow, upsertQueries } from './rollup-tables'
 import { rollupMessage, type Steps } from './rollup-writes'
 import { joinSessions, type Session, type SessionPoint } from './sessions'
@@ -117,8 +117,12 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
  * dropping rows whose count reached 0: every writer (ingest, erasure, retention) locks summary
  * rows in the same order, so two PostgreSQL transactions never wait on each other in a circle.
  */
-function* flush(d: Dialect, deltas: Deltas): Steps {
+function* flush(d: Dialect, deltas: Deltas, late?: Late): Steps {
   for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS]) {
+    if (late?.takes(spec)) {
+      for (const row of deltas.get(spec)?.values() ?? []) addRow(late.deltas, spec, row)
+      continue
+    }
     const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
     for (const q of upsertQueries(d, spec, list)) yield q
     if (spec === SESSION_HOURS || spec === FEEDBACK) for (const q of dropEmptyQueries(d, spec, list)) yield q
@@ -130,7 +134,13 @@ function* flush(d: Dialect, deltas: Deltas): Steps {
  * hour, and rates each feedback event's answer (the thread's last outgoing message stored before
  * it) — its score and the rated intent are kept on the event's row, so taking it back is exact.
  */
-export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], gapMs: number, withSteps = true): Steps {
+export function* ingestAnalytics(
+  d: Dialect,
+  fresh: readonly RollupMessage[],
+  gapMs: number,
+  withSteps = true,
+  late?: Late,
+): Steps {
   const deltas: Deltas = new Map()
   const groups = new Map<string, { bot: string; userId: string; sid: string; points: SessionPoint[] }>()
   for (const m of fresh) {
@@ -210,7 +220,7 @@ export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], ga
     }
     addRow(deltas, FEEDBACK, { bot: m.bot, hour: floorHour(m.ts), intent, n: 1, score_sum: m.score as number })
   }
-  yield* flush(d, deltas)
+  yield* flush(d, deltas, late)
 }
 
 const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.userId, g.sid].join(sep)
@@ -220,7 +230,7 @@ const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.use
  * sessions of each touched user and the feedback of each touched hour are derived again from
  * the messages that remain.
  */
-export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[], gapMs: number): Steps {
+export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[], gapMs: number, late?: Late): Steps {
   const users = new Map<string, { bot: string; userId: string }>()
   for (const m of doomed) if (m.userId !== '') users.set(`${m.bot}${sep}${m.userId}`, { bot: m.bot, userId: m.userId })
   // The same order as ingest: users' locks, sessions, then the summed tables (flush).
@@ -286,7 +296,7 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
     }
     for (const r of rows) addStep(again, stepMessage(r))
   }
-  yield* flush(d, deltas)
+  yield* flush(d, deltas, late)
   for (const k of stepHours.values())
     yield {
       sql: `DELETE FROM ${d.table(USER_STEPS.name)} WHERE bot = ? AND user_id = ? AND hour = ?`,
@@ -294,7 +304,7 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
     }
   for (const h of hours.values())
     yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
-  yield* flush(d, again)
+  yield* flush(d, again, late)
 }
 
 /** Messages read per step of a rebuild. */

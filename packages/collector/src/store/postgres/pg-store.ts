@@ -3,7 +3,6 @@ import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
-import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../reports/message-queries'
@@ -11,7 +10,8 @@ import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
-import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
+import { ROLLUP_COLUMNS, rollupMessage, runStepsAsync } from '../../reports/rollup-writes'
+import { ingestSummaries, takeBackSummaries } from '../../reports/summary-writes'
 import type {
   HandoffChange,
   HandoffEntry,
@@ -507,19 +507,12 @@ export class PgRecordStore implements RecordStore {
       // The summaries, in the same transaction: committed with the records or not at all.
       await runSteps(
         client,
-        ingestRollups(
+        ingestSummaries(
           d,
           fresh.map((x) => x.rollup),
           items.flatMap((item, i) =>
             inserted.has(recordIds[i] as number) ? [{ bot: item.record.bot, ts: eventTsOf(item.record) }] : [],
           ),
-        ),
-      )
-      await runSteps(
-        client,
-        ingestAnalytics(
-          d,
-          fresh.map((x) => x.rollup),
           this.gapMs,
         ),
       )
@@ -802,8 +795,7 @@ export class PgRecordStore implements RecordStore {
         [ids],
       )
     ).rows
-    await runSteps(client, takeBack(d, messages, records))
-    await runSteps(client, takeBackAnalytics(d, messages, this.gapMs))
+    await runSteps(client, takeBackSummaries(d, messages, records, this.gapMs))
     return { records, messages: messages.length }
   }
 

@@ -2,7 +2,6 @@ import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
-import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, scopeSql, transcriptQuery } from '../../reports/message-queries'
@@ -10,7 +9,8 @@ import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
-import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
+import { ROLLUP_COLUMNS, rollupMessage, runSteps } from '../../reports/rollup-writes'
+import { ingestSummaries, takeBackSummaries } from '../../reports/summary-writes'
 import type {
   HandoffChange,
   HandoffEntry,
@@ -200,8 +200,7 @@ export class SqliteRecordStore implements RecordStore {
       const fresh: RollupMessage[] = []
       const records: Array<{ bot: string; ts: number }> = []
       const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
-      runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
-      runSteps(ingestAnalytics(d, fresh, this.gapMs), (q) => this.run(q))
+      runSteps(ingestSummaries(d, fresh, records, this.gapMs), (q) => this.run(q))
       return results
     }
     this.addTx = this.db.transaction((record: IncomingRecord, messages: NormalizedMessage[]) => {
@@ -400,8 +399,7 @@ export class SqliteRecordStore implements RecordStore {
     const messages = this.stmt('DELETE FROM messages WHERE record_id IN (SELECT id FROM doomed)').run().changes
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
-    runSteps(takeBack(d, doomed, records), (q) => this.run(q))
-    runSteps(takeBackAnalytics(d, doomed, this.gapMs), (q) => this.run(q))
+    runSteps(takeBackSummaries(d, doomed, records, this.gapMs), (q) => this.run(q))
     return { records: removed, messages }
   }
 

@@ -1,0 +1,70 @@
+/**
+ * The one entry to the summaries' writes at ingest and when records go (erasure, retention): the
+ * report rollups (rollup-writes.ts) and the analytics (analytics-writes.ts) in one fixed order,
+ * with the hot tables written last.
+ *
+ * Every batch adds to the same few rows of the per-hour totals (a batch's records are mostly in
+ * one hour), so two collectors writing at once wait on those rows' locks until the holder
+ * commits. Written first, they serialised whole transactions; written last, a writer holds them
+ * only for its final statements and the commit, and the per-user and per-thread work of two
+ * writers overlaps. The order stays the same for every writer (ingest, erasure, retention), and
+ * keys are sorted inside each table, so two transactions never wait on each other in a circle.
+ *
+ * A new summary table joins either its writer's place in that order (rows per user or thread)
+ * or {@link LATE_TABLES} (a few rows per hour that every batch touches).
+ */
+import { SESSION_HOURS } from './analytics-tables'
+import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
+import type { Dialect } from './dialect'
+import type { Deltas, Late, RollupMessage } from './rollup-delta'
+import { dropEmptyQueries, EVENTS, HOURLY, INTENTS, type RollupSpec, upsertQueries } from './rollup-tables'
+import { ingestRollups, type Steps, takeBack } from './rollup-writes'
+
+/** The tables written at the end of a writer's transaction, in this order. */
+export const LATE_TABLES: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, SESSION_HOURS]
+
+function lateChanges(): Late {
+  return { takes: (spec) => LATE_TABLES.includes(spec), deltas: new Map() }
+}
+
+/** Writes the kept changes: one upsert per table (PostgreSQL: one statement for all its rows). */
+function* writeLate(d: Dialect, deltas: Deltas): Steps {
+  for (const spec of LATE_TABLES) {
+    const sums = spec.sums ?? []
+    // A row whose changes cancel out (a session moved to another hour and back) is no write.
+    const rows = [...(deltas.get(spec)?.values() ?? [])].filter((r) => sums.some((c) => r[c] !== 0))
+    for (const q of upsertQueries(d, spec, rows)) yield q
+    // Only a row that was taken from can have reached 0.
+    const taken = rows.filter((r) => (spec.live ?? []).some((c) => (r[c] as number) < 0))
+    for (const q of dropEmptyQueries(d, spec, taken)) yield q
+  }
+}
+
+/**
+ * After a batch's messages are stored, in the insert's transaction: every summary's share of
+ * them. `records` are (bot, event time) of the records stored.
+ */
+export function* ingestSummaries(
+  d: Dialect,
+  fresh: readonly RollupMessage[],
+  records: ReadonlyArray<{ bot: string; ts: number }>,
+  gapMs: number,
+): Steps {
+  const late = lateChanges()
+  yield* ingestRollups(d, fresh, records, late)
+  yield* ingestAnalytics(d, fresh, gapMs, true, late)
+  yield* writeLate(d, late.deltas)
+}
+
+/** After records were deleted (erasure, retention): their share taken out of every summary. */
+export function* takeBackSummaries(
+  d: Dialect,
+  doomed: readonly RollupMessage[],
+  records: ReadonlyArray<{ bot: string; ts: number }>,
+  gapMs: number,
+): Steps {
+  const late = lateChanges()
+  yield* takeBack(d, doomed, records, late)
+  yield* takeBackAnalytics(d, doomed, gapMs, late)
+  yield* writeLate(d, late.deltas)
+}
