@@ -108,8 +108,14 @@ export class SqliteRecordStore implements RecordStore {
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
     // A 64 MB page cache: the summaries' rows are updated all over their tables at ingest.
+    // A batch's commit writes thousands of pages (rows and indexes all over the summaries): at
+    // the default 1 000-page WAL threshold every commit also ran a checkpoint (copy + fsync) on
+    // the event loop. At 16 000 pages (64 MB of WAL) a checkpoint comes every few batches and
+    // copies a page written by several of them once (bench: ~25 % less system time at ingest).
     if (file !== ':memory:')
-      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536')
+      this.db.exec(
+        'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16000',
+      )
     migrateSqlite(this.db, kept, (q) => this.run(q))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
     this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
