@@ -15,7 +15,7 @@
  */
 import { SESSION_HOURS } from './analytics-tables'
 import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
-import type { Dialect } from './dialect'
+import type { Dialect, Query } from './dialect'
 import type { Deltas, Late, RollupMessage } from './rollup-delta'
 import { dropEmptyQueries, EVENTS, HOURLY, INTENTS, type RollupSpec, upsertQueries } from './rollup-tables'
 import { ingestRollups, type Steps, takeBack } from './rollup-writes'
@@ -27,17 +27,30 @@ function lateChanges(): Late {
   return { takes: (spec) => LATE_TABLES.includes(spec), deltas: new Map() }
 }
 
-/** Writes the kept changes: one upsert per table (PostgreSQL: one statement for all its rows). */
+/**
+ * Writes the kept changes, one upsert per table. On PostgreSQL the upserts go as one statement
+ * (a data-modifying CTE per table): the hot rows are locked for one round trip and the commit.
+ * Rows that reached 0 are dropped after (a statement modifies a row once).
+ */
 function* writeLate(d: Dialect, deltas: Deltas): Steps {
+  const upserts: Query[] = []
+  const drops: Query[] = []
   for (const spec of LATE_TABLES) {
     const sums = spec.sums ?? []
     // A row whose changes cancel out (a session moved to another hour and back) is no write.
     const rows = [...(deltas.get(spec)?.values() ?? [])].filter((r) => sums.some((c) => r[c] !== 0))
-    for (const q of upsertQueries(d, spec, rows)) yield q
+    upserts.push(...upsertQueries(d, spec, rows))
     // Only a row that was taken from can have reached 0.
     const taken = rows.filter((r) => (spec.live ?? []).some((c) => (r[c] as number) < 0))
-    for (const q of dropEmptyQueries(d, spec, taken)) yield q
+    drops.push(...dropEmptyQueries(d, spec, taken))
   }
+  if (d.multiRow && upserts.length > 1)
+    yield {
+      sql: `WITH ${upserts.map((q, i) => `t${i} AS (${q.sql})`).join(', ')} SELECT 1 AS done`,
+      params: upserts.flatMap((q) => q.params),
+    }
+  else yield* upserts
+  yield* drops
 }
 
 /**
