@@ -72,12 +72,9 @@ export async function startExampleBot(options: ExampleBotOptions): Promise<Examp
     }
     const replies = await tracker.withTurn(async () => {
       const understood = understand(text)
-      try {
-        if (understood) tracker.universal.logIncoming({ userId, text, conversationId }, { intent: understood.intent })
-        else tracker.universal.logIncoming({ userId, text, conversationId }, { notHandled: true })
-      } catch (error) {
-        tracker.reportError(error) // tracking never breaks the chat
-      }
+      // Tracking calls never throw into the bot (a bad record goes to onError and is counted).
+      if (understood) tracker.universal.logIncoming({ userId, text, conversationId }, { intent: understood.intent })
+      else tracker.universal.logIncoming({ userId, text, conversationId }, { notHandled: true })
       if (await tracker.isPaused(pauseKey({ userId, conversationId }))) {
         log(`${userId}: "${text}" (paused: a person answers)`)
         return []

@@ -10,6 +10,7 @@ import {
   type Tracker,
   validateIntent,
 } from '@convotrack/core'
+import { currentTurn, holdTurn, reportError, useSink } from '@convotrack/core/adapter'
 import { watchBuiltResponses } from './built-responses'
 import { DEFAULT_FLUSH_TIMEOUT_MS, type FlushPolicy, flushBeforeAnswer } from './lambda-flush'
 import { invokeLambdaFunction } from './lambda-invoke'
@@ -128,7 +129,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
   const states = new RequestStates()
 
   const userMetadataOf = (state: RequestState): JsonObject | undefined => {
-    const turn = tracker.currentTurn()?.userMetadata
+    const turn = currentTurn(tracker)?.userMetadata
     return turn && state.userMetadata ? { ...turn, ...state.userMetadata } : state.userMetadata
   }
 
@@ -145,7 +146,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
         userMetadata: userMetadataOf(state),
       })
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
     }
   }
 
@@ -166,7 +167,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     try {
       tracker.alexa.logOutgoing(state.event, answer, { intent: state.intent, userMetadata })
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
     }
   }
 
@@ -193,13 +194,13 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
           try {
             trackRequest(state, responseEnvelope(input, state.built))
           } catch (error) {
-            tracker.reportError(error)
+            reportError(tracker, error)
           }
           void flushFor(state)
         },
       )
     if (state.held || state.incomingTracked) return
-    state.held = tracker.holdTurn()
+    state.held = holdTurn(tracker)
     state.held.hold(() => trackIncoming(state))
     const remaining = remainingLambdaMs(state.context)
     const delay =
@@ -217,7 +218,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     try {
       return states.of(input)
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
       return undefined
     }
   }
@@ -229,7 +230,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
       try {
         open(state, input)
       } catch (error) {
-        tracker.reportError(error)
+        reportError(tracker, error)
       }
     },
   }
@@ -242,7 +243,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
       try {
         trackRequest(state, responseEnvelope(input, response))
       } catch (error) {
-        tracker.reportError(error)
+        reportError(tracker, error)
       }
       await flushFor(state)
     },
@@ -266,7 +267,8 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
     if (isHandlerInput(target)) return stateOf(target)
     const wrapped = states.current()
     if (wrapped) return wrapped
-    tracker.reportError(
+    reportError(
+      tracker,
       new InvalidRecordError(
         'handlerInput',
         'must be the ask-sdk handler input of the request being handled (or the event, inside voice.handler(fn))',
@@ -309,7 +311,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
           try {
             open(state, undefined)
           } catch (error) {
-            tracker.reportError(error)
+            reportError(tracker, error)
           }
           let result: R | undefined
           let failure: unknown
@@ -327,7 +329,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
                 : undefined
             trackRequest(state, answer)
           } catch (error) {
-            tracker.reportError(error)
+            reportError(tracker, error)
           }
           await flushBeforeAnswer(tracker, policy, timeoutMs, context)
           if (failed) throw failure
@@ -341,7 +343,7 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
       try {
         state.intent = structuredClone(validateIntent(intent, 'intent', 'setOutgoingIntent'))
       } catch (error) {
-        tracker.reportError(error)
+        reportError(tracker, error)
       }
     },
 
@@ -354,25 +356,27 @@ export function alexaTracking(tracker: Tracker, options: AlexaTrackingOptions = 
       const state = stateForCall(handlerInput, 'setUserMetadata')
       if (!state) return
       if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
-        tracker.reportError(new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata'))
+        reportError(tracker, new InvalidRecordError('metadata', 'must be an object of user fields', 'setUserMetadata'))
         return
       }
       try {
         state.userMetadata = { ...state.userMetadata, ...structuredClone(metadata) }
       } catch (error) {
-        tracker.reportError(error)
+        reportError(tracker, error)
       }
     },
 
     logIntegration(logOptions) {
       const logGroup = checkLogGroupName(logOptions)
       const write = logOptions.write ?? ((line: string) => void process.stdout.write(`${line}\n`))
-      tracker.useSink((record) => {
-        try {
-          write(formatLogLine(record, logGroup))
-        } catch (error) {
-          tracker.reportError(error, { platform: record.platform, type: record.type, userId: record.userId })
-        }
+      useSink(tracker, {
+        send(record) {
+          try {
+            write(formatLogLine(record, logGroup))
+          } catch (error) {
+            reportError(tracker, error, { platform: record.platform, type: record.type, userId: record.userId })
+          }
+        },
       })
     },
   }

@@ -1,7 +1,7 @@
 import { promisify } from 'node:util'
 import { gunzip } from 'node:zlib'
 import { ConvotrackError, type Tracker } from '@convotrack/core'
-import { flushForLambda } from '@convotrack/core/adapter'
+import { flushForLambda, reportError, trackSerialized } from '@convotrack/core/adapter'
 import { parseLogLine } from './log-line'
 import type { CloudWatchLogsData, CloudWatchLogsEvent, LambdaContextLike } from './types'
 
@@ -50,13 +50,14 @@ export function createLogForwarder(
       if (record === undefined) continue
       if (record instanceof Error) {
         result.invalid++
-        tracker.reportError(
+        reportError(
+          tracker,
           new ConvotrackError('invalid_log_line', `${data.logGroup} ${logEvent.id}: ${record.message}`),
         )
         continue
       }
       const { logGroup: _, ...serialized } = record
-      if (tracker.trackSerialized(serialized)) result.forwarded++
+      if (trackSerialized(tracker, serialized)) result.forwarded++
     }
     if (result.forwarded > 0) {
       result.delivered = (await flushForLambda(tracker, context, { flush: true, flushTimeoutMs }))?.delivered === true

@@ -1,9 +1,9 @@
 // convotrack collector dashboard: plain DOM and native ES modules, no build step.
 //   lib/    shared helpers (DOM, API, state, router, counts, live stream)
 //   views/  one module per view, listed in views/index.js
-import { getJson } from './lib/api.js'
+import { loadBots } from './lib/bot-filter.js'
 import { loadCounts } from './lib/counts.js'
-import { $, h } from './lib/dom.js'
+import { $ } from './lib/dom.js'
 import { readRange } from './lib/range.js'
 import { mountRangePicker, showRange } from './lib/range-picker.js'
 import { refreshView, resized, route } from './lib/router.js'
@@ -11,17 +11,6 @@ import { state } from './lib/state.js'
 import { connectStream } from './lib/stream.js'
 import connect, { wireConnectForm } from './views/connect.js'
 import live, { loadFirehose } from './views/live.js'
-
-async function loadBots() {
-  state.bots = await getJson('api/bots')
-  const select = $('#bot-filter')
-  const current = select.value
-  select.replaceChildren(
-    h('option', { value: '' }, 'All bots'),
-    ...state.bots.map((b) => h('option', { value: b.name }, b.name)),
-  )
-  select.value = state.bots.some((b) => b.name === current) ? current : ''
-}
 
 $('#bot-filter').addEventListener('change', (ev) => {
   state.bot = ev.target.value

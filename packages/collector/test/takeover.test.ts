@@ -208,7 +208,12 @@ describe('the dashboard never sees keys or secrets', () => {
     const text = await (await fetch(`${collector.url}/api/bots`)).text()
     expect(text).not.toContain('shop-key')
     expect(text).not.toContain(secret)
-    expect(JSON.parse(text)).toContainEqual({ name: 'shop', canPause: true, signed: true, canMessage: true })
-    expect(JSON.parse(text)).toContainEqual({ name: 'demo', canPause: false, signed: false, canMessage: false })
+    // Capabilities and the number of records stored: no key, no secret.
+    const bots = JSON.parse(text) as Array<Record<string, unknown>>
+    for (const b of bots) expect(Object.keys(b).sort()).toEqual(['canMessage', 'canPause', 'name', 'records', 'signed'])
+    expect(bots).toContainEqual(
+      expect.objectContaining({ name: 'shop', canPause: true, signed: true, canMessage: true }),
+    )
+    expect(bots).toContainEqual({ name: 'demo', canPause: false, signed: false, canMessage: false, records: 0 })
   })
 })

@@ -34,8 +34,11 @@ export interface ShipmentFacts {
   attempts: number
   /** Attempts given back by bursts so far. */
   spared: number
-  /** When it was sent (ms since the epoch). */
-  sentAt: number
+  /**
+   * Its place in the order requests were sent (grows by one per send). Order, not time: two
+   * requests sent in the same millisecond are still one before the other.
+   */
+  seq: number
   /** The gate round it was sent in. */
   round: number
 }
@@ -45,10 +48,10 @@ export interface EngineState {
   /** `close()` is tearing the engine down. */
   shuttingDown: boolean
   maxAttempts: number
-  /** When the newest request the service answered (any status) was sent. */
-  answeredSentAt: number
-  /** When the newest request the service served (answered with anything but 503) was sent. */
-  servedSentAt: number
+  /** `seq` of the newest request the service answered (any status). */
+  answeredSeq: number
+  /** `seq` of the newest request the service served (answered with anything but 503). */
+  servedSeq: number
   /** When the last failure without an answer came. */
   noAnswerAt: number
   /** The last failure without an answer that spent its attempt, alone so far. */
@@ -102,10 +105,7 @@ export interface FailureDecision {
   /** Tell the limiter: a congestion signal (it may shrink the limit). */
   shrink: boolean
   /** The engine's state after this failure. */
-  next: Pick<
-    EngineState,
-    'answeredSentAt' | 'servedSentAt' | 'noAnswerAt' | 'limitedRun' | 'probing' | 'connectFailures'
-  >
+  next: Pick<EngineState, 'answeredSeq' | 'servedSeq' | 'noAnswerAt' | 'limitedRun' | 'probing' | 'connectFailures'>
 }
 
 /**
@@ -133,8 +133,8 @@ export function decideFailure(
     pace: false,
     shrink: false,
     next: {
-      answeredSentAt: state.answeredSentAt,
-      servedSentAt: state.servedSentAt,
+      answeredSeq: state.answeredSeq,
+      servedSeq: state.servedSeq,
       noAnswerAt: state.noAnswerAt,
       limitedRun: state.limitedRun,
       probing: state.probing,
@@ -163,10 +163,10 @@ function answered(
   random: () => number,
 ): FailureDecision {
   const next = d.next
-  if (s.sentAt > next.answeredSentAt) next.answeredSentAt = s.sentAt // the service answers
+  if (s.seq > next.answeredSeq) next.answeredSeq = s.seq // the service answers
   next.connectFailures = 0
   const unavailable = status === 503 && what.retryAfterMs !== undefined
-  if (!unavailable && s.sentAt > next.servedSentAt) next.servedSentAt = s.sentAt
+  if (!unavailable && s.seq > next.servedSeq) next.servedSeq = s.seq
   const limited = status === 429
   if (!limited && !unavailable) next.probing = false
   if (!isRetryableStatus(status)) {
@@ -179,7 +179,7 @@ function answered(
     // waits, unless one sent after this one was served meanwhile: then it was one instance, and
     // only this request waits. The service answered, so the attempt counts.
     if (s.attempts >= state.maxAttempts) return d
-    if (state.servedSentAt > s.sentAt) return retryIn(d, retryAfter as number)
+    if (state.servedSeq > s.seq) return retryIn(d, retryAfter as number)
     d.verdict = 'gate'
     if (s.round === state.gateRound) {
       d.closeGateMs = retryAfter
@@ -230,7 +230,7 @@ function noAnswer(
   const lone = state.lone
   // The first failure of this burst could not know it was one: its attempt back.
   d.spareLone = burst && lone !== undefined && !lone.isThis && lone.spared < MAX_SPARED
-  if (connect || state.answeredSentAt <= s.sentAt) {
+  if (connect || state.answeredSeq < s.seq) {
     // Nothing sent after this request was answered: the service is unreachable (or went away
     // while it was in flight), not this request's fault. Hold everything (one gate step per
     // round), spend no attempt.
@@ -266,9 +266,9 @@ function retryIn(d: FailureDecision, delayMs: number): FailureDecision {
 }
 
 /**
- * A request sent at `sentAt` was served. True when that reopens a gate a 503 closed: it was sent
+ * The request numbered `seq` was served. True when that reopens a gate a 503 closed: it was sent
  * after the request whose 503 closed it, so the 503 came from one instance, not the service.
  */
-export function servedReopens(sentAt: number, unavailableSentAt: number | undefined): boolean {
-  return unavailableSentAt !== undefined && sentAt > unavailableSentAt
+export function servedReopens(seq: number, unavailableSeq: number | undefined): boolean {
+  return unavailableSeq !== undefined && seq > unavailableSeq
 }

@@ -1,3 +1,5 @@
+import type { Clock, ClockTimer } from './clock'
+
 /**
  * The global gate: stops every request while the service is unreachable, unavailable (503 +
  * Retry-After) or refusing everything (429 + Retry-After), then lets one probe through
@@ -14,11 +16,13 @@ export class Gate {
   /** Consecutive connect failures: the backoff step of the next closing. */
   connectFailures = 0
   /**
-   * When the request whose 503 closed the gate was sent (undefined when no 503 closed it): a
+   * `seq` of the request whose 503 closed the gate (undefined when no 503 closed it): a
    * request sent after it and served says the 503 was one instance's (see `servedReopens`).
    */
-  unavailableSentAt: number | undefined = undefined
-  private timer: NodeJS.Timeout | undefined
+  unavailableSeq: number | undefined = undefined
+  private timer: ClockTimer | undefined
+
+  constructor(private readonly clock: Clock) {}
 
   /**
    * True while the gate is closed at `now`; then `wake` runs once when it reopens (the timer
@@ -27,7 +31,7 @@ export class Gate {
   isClosed(now: number, wake: () => void, keepAlive: boolean): boolean {
     if (this.until <= now) return false
     if (!this.timer) {
-      this.timer = setTimeout(() => {
+      this.timer = this.clock.setTimeout(() => {
         this.timer = undefined
         wake()
       }, this.until - now)
@@ -38,11 +42,11 @@ export class Gate {
 
   /**
    * Closes the gate for `waitMs` from `now` (a new round) and probes when it reopens.
-   * `unavailableSentAt`: a 503 closes it, for the request sent then.
+   * `unavailableSeq`: a 503 closes it, for that request.
    */
-  close(now: number, waitMs: number, unavailableSentAt?: number): void {
+  close(now: number, waitMs: number, unavailableSeq?: number): void {
     this.round++
-    this.unavailableSentAt = unavailableSentAt
+    this.unavailableSeq = unavailableSeq
     this.until = Math.max(this.until, now + waitMs)
     this.probing = true
   }
@@ -56,7 +60,7 @@ export class Gate {
   /** Opens at once (the 503 that closed it was one instance's). */
   reopen(): void {
     this.until = 0
-    this.unavailableSentAt = undefined
+    this.unavailableSeq = undefined
     this.stop()
   }
 
@@ -65,7 +69,7 @@ export class Gate {
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer)
+    if (this.timer) this.clock.clearTimeout(this.timer)
     this.timer = undefined
   }
 }

@@ -45,7 +45,10 @@ export interface Shipment {
   spared: number
   /** The gate round it was last sent in (see `Gate.round`). */
   round: number
+  /** When it was last sent (ms since the epoch; the limiter's rounds). */
   sentAt: number
+  /** Its place in the order of sends (see `ShipmentFacts.seq`). */
+  seq: number
 }
 
 /** Counters of the transport; see `tracker.stats()`. */

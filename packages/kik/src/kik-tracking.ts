@@ -1,4 +1,5 @@
 import type { Tracker } from '@convotrack/core'
+import { heldTurn, holdTurn, reportError } from '@convotrack/core/adapter'
 import { asArray, incomingRecord, isSignalMessage, outgoingRecords } from './records'
 import { kikSdkUnsupportedReason } from './sdk-support'
 import type { KikBot, KikIncoming, KikMiddleware, KikOutgoingInput, KikTracking, KikTrackingOptions } from './types'
@@ -27,7 +28,7 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
     try {
       fn()
     } catch (error) {
-      tracker.reportError(error, { platform: 'kik', type: 'outgoing', userId: undefined })
+      reportError(tracker, error, { platform: 'kik', type: 'outgoing', userId: undefined })
     }
   }
 
@@ -46,7 +47,7 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
       for (const record of records) safely(() => tracker.kik.logOutgoing(record))
     }
     // Inside the handlers' synchronous part the turn's buffer is open: the reply waits for the message.
-    const held = tracker.heldTurn()
+    const held = heldTurn(tracker)
     if (held) held.hold(log)
     else log()
   }
@@ -80,7 +81,7 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
     try {
       tracker.kik.logIncoming(incomingRecord(incoming, { username: bot?.username ?? '', apiKey: bot?.apiKey }))
     } catch (error) {
-      tracker.reportError(error, { platform: 'kik', type: 'incoming', userId: incoming.from })
+      reportError(tracker, error, { platform: 'kik', type: 'incoming', userId: incoming.from })
     }
   }
 
@@ -92,7 +93,7 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
     }
     // The message is held while the handlers' synchronous part runs, so a `tracker.setNotHandled()`
     // in it marks this message; replies it sends are held behind it, in order.
-    const held = tracker.holdTurn()
+    const held = holdTurn(tracker)
     held.hold(() => logIncoming(incoming))
     let thrown: { error: unknown } | undefined
     try {
@@ -108,7 +109,7 @@ export function kikTracking(tracker: Tracker, options: KikTrackingOptions = {}):
   const logHandler: KikMiddleware = (incoming, next) => {
     tracker.withTurn(() => {
       handle(incoming, next).catch((error: unknown) =>
-        tracker.reportError(error, { platform: 'kik', type: 'incoming', userId: undefined }),
+        reportError(tracker, error, { platform: 'kik', type: 'incoming', userId: undefined }),
       )
     })
   }

@@ -9,6 +9,7 @@ import {
   toPlainJson,
   type UniversalMessage,
 } from '@convotrack/core'
+import { reportError } from '@convotrack/core/adapter'
 import type { BotActivity, BotResourceResponse } from './framework-types'
 import { messengerIncomingLog } from './webhook-body'
 
@@ -126,7 +127,7 @@ export function logOutgoingActivities(
         tracker.universal.logOutgoing(universalOf(activity, userId), options)
       }
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
     }
   })
 }

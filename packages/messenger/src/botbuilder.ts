@@ -1,4 +1,5 @@
 import type { CallOptions, Tracker } from '@convotrack/core'
+import { currentTurn, holdTurn, reportError } from '@convotrack/core/adapter'
 import { type IncomingPlan, logOutgoingActivities, planIncoming } from './activity-records'
 import type { BotTurnContext } from './framework-types'
 
@@ -34,12 +35,12 @@ export class MessengerMiddleware {
     try {
       plan = activity ? planIncoming(tracker, activity) : undefined
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
     }
     const paused = plan !== undefined && this.pause && (await tracker.isPaused(plan.pauseKey))
     return tracker.withTurn(async () => {
-      const turn = tracker.currentTurn()
-      const held = tracker.holdTurn()
+      const turn = currentTurn(tracker)
+      const held = holdTurn(tracker)
       if (plan) held.hold(plan.log, plan.userId)
       if (paused) {
         held.end()
@@ -56,7 +57,7 @@ export class MessengerMiddleware {
           return responses
         })
       } catch (error) {
-        tracker.reportError(error)
+        reportError(tracker, error)
       }
       try {
         await next()

@@ -1,4 +1,5 @@
 import { type JsonObject, type MessengerSendRequest, type Tracker, toPlainJson } from '@convotrack/core'
+import { heldTurn, reportError } from '@convotrack/core/adapter'
 
 /** A message as a receive/send middleware of a bot framework sees it (Botkit-style: Messenger's own fields, plus the framework's). */
 export interface HookMessage {
@@ -46,7 +47,7 @@ export function receive(tracker: Tracker, options: ReceiveHookOptions = {}): Mes
       const sender = item.sender
       userId = isObject(sender) && typeof sender.id === 'string' ? sender.id : undefined
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
     }
     const paused = checkPause && userId ? tracker.isPaused(userId) : Promise.resolve(false)
     paused
@@ -57,7 +58,7 @@ export function receive(tracker: Tracker, options: ReceiveHookOptions = {}): Mes
             const time = typeof item.timestamp === 'number' ? item.timestamp : Date.now()
             tracker.messenger.logIncoming({ object: 'page', entry: [{ id: page, time, messaging: [item as never] }] })
           } catch (error) {
-            tracker.reportError(error)
+            reportError(tracker, error)
           }
         }
         if (!isPaused) tracker.withTurn(() => next())
@@ -99,11 +100,11 @@ export function send(tracker: Tracker): MessengerHook {
       const json = sendBodyOf(message)
       if (json) {
         // The held incoming record of the recipient goes first (webhook and botbuilder turns hold it).
-        tracker.heldTurn()?.release(isObject(json.recipient) ? String(json.recipient.id) : undefined)
+        heldTurn(tracker)?.release(isObject(json.recipient) ? String(json.recipient.id) : undefined)
         tracker.messenger.logOutgoing({ method: 'POST', json })
       }
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
     }
     next()
   }

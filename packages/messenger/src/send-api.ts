@@ -5,6 +5,7 @@ import {
   type MessengerSendResponse,
   type Tracker,
 } from '@convotrack/core'
+import { currentTurn, heldTurn, reportError } from '@convotrack/core/adapter'
 import { MessengerSendError } from './send-error'
 
 /** Options of {@link trackedSendApi}. */
@@ -40,11 +41,11 @@ export function trackedSendApi(tracker: Tracker, options: TrackedSendApiOptions)
   return async (message) => {
     const recipientId = message?.recipient?.id
     // What the bot decided for this turn, read now: after the await it may have changed.
-    const turn = tracker.currentTurn()
+    const turn = currentTurn(tracker)
     const intent = turn?.outgoingIntent
     const userMetadata = turn?.userMetadata
     const tracked = message?.message !== undefined
-    if (tracked) tracker.heldTurn()?.release(recipientId)
+    if (tracked) heldTurn(tracker)?.release(recipientId)
 
     const response = await fetch(url, {
       method: 'POST',
@@ -62,7 +63,7 @@ export function trackedSendApi(tracker: Tracker, options: TrackedSendApiOptions)
           ...(userMetadata && { userMetadata }),
         })
       } catch (error) {
-        tracker.reportError(error)
+        reportError(tracker, error)
       }
     }
     if (failed) throw new MessengerSendError(response.status, body)

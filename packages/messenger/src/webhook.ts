@@ -1,4 +1,5 @@
 import { ConvotrackError, type Tracker } from '@convotrack/core'
+import { holdTurn, reportError } from '@convotrack/core/adapter'
 import type { WebhookMiddleware, WebhookNext, WebhookRequest, WebhookResponse } from './framework-types'
 import { groupByUser, isWebhookBody, messengerIncomingLog, type UserItems, withoutUsers } from './webhook-body'
 
@@ -21,7 +22,8 @@ export function messengerWebhook(tracker: Tracker, options: MessengerWebhookOpti
   return (req, res, next) => {
     const body = req.body
     if (!isWebhookBody(body)) {
-      tracker.reportError(
+      reportError(
+        tracker,
         new ConvotrackError(
           'messenger_webhook',
           body === undefined
@@ -35,7 +37,7 @@ export function messengerWebhook(tracker: Tracker, options: MessengerWebhookOpti
     try {
       users = groupByUser(body)
     } catch (error) {
-      tracker.reportError(error)
+      reportError(tracker, error)
       return next()
     }
     if (users.size === 0) return next()
@@ -43,7 +45,7 @@ export function messengerWebhook(tracker: Tracker, options: MessengerWebhookOpti
       .then((paused) => tracker.withTurn(() => runTurn(tracker, req, res, next, body, users, paused)))
       // Express's next() does not throw (it routes handler errors itself); this only keeps a
       // surprise from becoming an unhandled rejection in the bot's process.
-      .catch((error: unknown) => tracker.reportError(error))
+      .catch((error: unknown) => reportError(tracker, error))
   }
 }
 
@@ -65,7 +67,7 @@ function runTurn(
   let forward = true
   try {
     // Each user's events are held until the bot first answers that user or the response is sent.
-    const held = tracker.holdTurn()
+    const held = holdTurn(tracker)
     for (const user of users.values()) held.hold(messengerIncomingLog(tracker, body.object, user), user.userId)
     // Paused users: tracked now (the bot never sees them), then taken out of the body.
     for (const userId of paused) held.release(userId)
@@ -86,7 +88,7 @@ function runTurn(
       }
     }
   } catch (error) {
-    tracker.reportError(error)
+    reportError(tracker, error)
   }
   if (forward) next()
 }

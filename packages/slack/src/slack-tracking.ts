@@ -1,4 +1,5 @@
 import type { CallOptions, HeldTurn, Intent, SlackRecord, Tracker, TurnState } from '@convotrack/core'
+import { currentTurn, holdTurn, holdWork, reportError } from '@convotrack/core/adapter'
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt'
 import {
   conversationOf,
@@ -57,13 +58,13 @@ const TEAM_NAME_RETRY_MS = 5 * 60_000
 export function slackTracking(tracker: Tracker, options: SlackTrackingOptions = {}): SlackTrackingMiddleware {
   const read = { trackMessage: options.trackMessage ?? isUserMessage, trackActions: options.trackActions !== false }
   const checkPause = options.pause !== false
-  const report = (error: unknown): void => tracker.reportError(error)
+  const report = (error: unknown): void => reportError(tracker, error)
   const recent = new RecentKeys(2000)
   const teamNames = new TeamNames({
     lookup: options.teamNames !== false,
     timeoutMs: options.teamNameTimeoutMs ?? 3000,
     retryAfterMs: TEAM_NAME_RETRY_MS,
-    onWaiting: (work) => tracker.holdWork(work),
+    onWaiting: (work) => holdWork(tracker, work),
     onError: (error) =>
       report(
         new Error(`team.info failed, using the team id as its name: ${(error as Error)?.message ?? error}`, {
@@ -106,7 +107,7 @@ export function slackTracking(tracker: Tracker, options: SlackTrackingOptions = 
   }
 
   async function handle(turn: TrackedTurn, args: BoltArgs): Promise<void> {
-    turn.open(tracker.currentTurn())
+    turn.open(currentTurn(tracker))
     const incoming = turn.incoming
     if (incoming && checkPause && (await tracker.isPaused(incoming.channel))) {
       turn.finish()
@@ -167,7 +168,7 @@ class TrackedTurn implements SlackTurn {
   /** Opens the turn's buffer (inside the tracker turn) and holds the incoming record. */
   open(state: TurnState | undefined): void {
     this.state = state
-    this.held = this.deps.tracker.holdTurn(state)
+    this.held = holdTurn(this.deps.tracker, state)
     const incoming = this.incoming
     if (incoming) this.held.hold((turn) => this.logIncoming(incoming, turn))
   }
@@ -184,7 +185,7 @@ class TrackedTurn implements SlackTurn {
   }
 
   expect(work: Promise<unknown>): void {
-    this.deps.tracker.holdWork(work)
+    holdWork(this.deps.tracker, work)
   }
 
   /** The listeners are done (or were held back by pause): hand the records over. Never throws. */

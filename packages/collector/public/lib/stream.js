@@ -4,6 +4,7 @@ import { renderHandoffPanel } from '../views/handoff-panel.js'
 import handoffs from '../views/handoffs.js'
 import { addToFirehose } from '../views/live.js'
 import { appendLive, claimOperatorSend, operatorSent, renderTakeover } from '../views/transcript.js'
+import { sawRecordFrom } from './bot-filter.js'
 import { $ } from './dom.js'
 import { scheduleRefresh } from './router.js'
 import { state } from './state.js'
@@ -23,6 +24,7 @@ export function connectStream({ onRecords, onBots, onPages }) {
   es.addEventListener('message', (ev) => {
     const m = claimOperatorSend(JSON.parse(ev.data))
     addToFirehose(m, true)
+    sawRecordFrom(m.bot)
     const c = state.current
     if (c && c.bot === m.bot && c.thread === m.thread && state.view === 'conversations') appendLive(m)
     scheduleRefresh(onRecords)

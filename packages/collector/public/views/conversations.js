@@ -24,19 +24,15 @@ function conversationItem(c, label, hint) {
     },
     h(
       'div',
-      { class: 'row' },
-      h(
-        'span',
-        { class: 'who', 'data-testid': 'conversation-name' },
-        label,
-        hint ? [' ', h('span', { class: 'hint' }, hint)] : null,
-      ),
-      h('span', { class: 'muted' }, when(c.lastTs)),
+      { class: 'who', 'data-testid': 'conversation-name' },
+      label,
+      hint ? [' ', h('span', { class: 'hint' }, hint)] : null,
     ),
+    // The preview has the row's whole width (cut by CSS at the edge, the full text on hover).
+    h('div', { class: 'last', 'data-testid': 'conversation-preview', title: c.lastText }, c.lastText ?? ''),
     h(
       'div',
-      { class: 'row' },
-      h('span', { class: 'last' }, c.lastText ?? ''),
+      { class: 'row meta' },
       h(
         'span',
         { class: 'tags' },
@@ -45,6 +41,7 @@ function conversationItem(c, label, hint) {
         state.bot === '' ? h('span', { class: 'badge' }, c.bot) : null,
         platformBadge(c.platform),
       ),
+      h('span', { class: 'muted' }, when(c.lastTs)),
     ),
   )
 }

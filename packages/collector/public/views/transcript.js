@@ -179,7 +179,9 @@ export function renderTakeover() {
   const why = info.canPause
     ? null
     : h('span', { class: 'hint', 'data-testid': 'pause-unavailable' }, 'Pause needs a pauseWebhookUrl for this bot')
-  box.replaceChildren(stateEl, btn, ...(why ? [why] : []))
+  box.replaceChildren(stateEl, btn)
+  // Below the title line, so the reason does not squeeze the title.
+  $('#takeover-why')?.replaceChildren(...(why ? [why] : []))
 }
 
 async function togglePause() {
@@ -316,31 +318,31 @@ export async function openTranscript(bot, thread) {
   pane.replaceChildren(
     h(
       'div',
-      { class: 'transcript-head' },
+      { class: 'transcript-head', 'data-testid': 'transcript-head' },
+      // One line: the title takes what the takeover controls leave, cut with an ellipsis only when it must.
       h(
         'div',
-        { class: 'title-block' },
+        { class: 'head-line' },
         h('h2', { 'data-testid': 'transcript-title', title: name }, name),
+        h('div', { class: 'takeover', id: 'takeover' }),
+      ),
+      h(
+        'div',
+        { class: 'muted ids', 'data-testid': 'transcript-ids' },
+        h('span', { class: 'badge' }, bot),
+        last ? platformBadge(last.platform) : null,
         h(
-          'div',
-          { class: 'muted ids' },
-          h('span', { class: 'badge' }, bot),
-          ' ',
-          last ? platformBadge(last.platform) : null,
-          ' thread ',
+          'span',
+          { class: 'thread' },
+          'thread ',
           h('code', { class: 'id', 'data-testid': 'thread-id', title: thread }, thread),
           copyButton(thread, 'copy-thread'),
-          ' · ',
-          h('span', { id: 'transcript-count', 'data-testid': 'transcript-count' }, ''),
         ),
-        llmHead(data),
+        h('span', { id: 'transcript-count', 'data-testid': 'transcript-count' }, ''),
       ),
-      h(
-        'div',
-        {},
-        h('div', { class: 'takeover', id: 'takeover' }),
-        h('div', { class: 'alert', id: 'takeover-alert', 'data-testid': 'takeover-alert' }),
-      ),
+      llmHead(data),
+      h('div', { id: 'takeover-why' }),
+      h('div', { class: 'alert', id: 'takeover-alert', 'data-testid': 'takeover-alert' }),
     ),
     h('div', { class: 'handoff-panel', id: 'handoff-panel', 'data-testid': 'handoff-panel' }),
     bubbles,

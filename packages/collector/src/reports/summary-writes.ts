@@ -17,8 +17,17 @@ import { SESSION_HOURS } from './analytics-tables'
 import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
 import type { Dialect, Query } from './dialect'
 import type { Deltas, Late, RollupMessage } from './rollup-delta'
-import { dropEmptyQueries, EVENTS, HOURLY, INTENTS, type RollupSpec, upsertQueries } from './rollup-tables'
+import {
+  dropEmptyQueries,
+  EVENTS,
+  HOURLY,
+  INTENTS,
+  type RollupRow,
+  type RollupSpec,
+  upsertQueries,
+} from './rollup-tables'
 import { ingestRollups, type Steps, takeBack } from './rollup-writes'
+import { ingestUsage, writeUsage } from './usage-rollup'
 
 /** The tables written at the end of a writer's transaction, in this order. */
 export const LATE_TABLES: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, SESSION_HOURS]
@@ -66,18 +75,24 @@ export function* ingestSummaries(
   const late = lateChanges()
   yield* ingestRollups(d, fresh, records, late)
   yield* ingestAnalytics(d, fresh, gapMs, true, late)
+  yield* ingestUsage(d, fresh)
   yield* writeLate(d, late.deltas)
 }
 
-/** After records were deleted (erasure, retention): their share taken out of every summary. */
+/**
+ * After records were deleted (erasure, retention): their share taken out of every summary.
+ * `usage`: the LLM usage rows of those records, read before they went (usage-rollup.ts `doomedUsage`).
+ */
 export function* takeBackSummaries(
   d: Dialect,
   doomed: readonly RollupMessage[],
   records: ReadonlyArray<{ bot: string; ts: number }>,
   gapMs: number,
+  usage: readonly RollupRow[] = [],
 ): Steps {
   const late = lateChanges()
   yield* takeBack(d, doomed, records, late)
   yield* takeBackAnalytics(d, doomed, gapMs, late)
+  yield* writeUsage(d, usage)
   yield* writeLate(d, late.deltas)
 }
