@@ -45,6 +45,10 @@ const stat = async (bot?: string) =>
     messages: number
   }
 
+/** The ids of the newest messages stored (all bots). */
+const recentIds = async () =>
+  ((await (await fetch(`${collector.url}/api/messages?limit=5`)).json()) as { id: number }[]).map((m) => m.id)
+
 beforeAll(async () => {
   requireChromium()
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 3, baseDelayMs: 50 } })
@@ -108,7 +112,12 @@ describe('dashboard views in headless Chromium', () => {
     // A new record of another bot changes neither.
     await bot.say('ann', 'where is my order?')
     await poll(async () => (await stat()).messages).toBe(all.messages + 2)
-    await page.waitForTimeout(800) // the debounced refresh after the live messages
+    // The debounced refresh after those live messages has finished (the page marks it), so the
+    // numbers below are the ones it drew, not the ones from before the messages came.
+    const newest = Math.max(...(await recentIds()))
+    await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
+      newest,
+    )
     expect(await page.getByTestId('count-records').textContent()).toBe(String(helpdesk.records))
     await page.getByTestId('bot-filter').selectOption('')
     await poll(() => page.getByTestId('count-messages').textContent()).toBe(String(all.messages + 2))
@@ -253,19 +262,39 @@ describe('dashboard views in headless Chromium', () => {
   })
 
   it('redraws the chart once per burst of resize events', async () => {
-    await page.goto(`${collector.url}/#/live`)
-    await poll(() => page.getByTestId('chart-svg').count()).toBe(1)
-    await page.waitForTimeout(700) // let the first load's requests settle
-    const timeline: string[] = []
-    page.on('request', (r) => {
-      if (r.url().includes('/api/reports/timeline')) timeline.push(r.url())
-    })
-    await page.evaluate(() => {
-      for (let i = 0; i < 30; i++) window.dispatchEvent(new Event('resize'))
-    })
-    await poll(() => timeline.length).toBe(1)
-    await page.waitForTimeout(400)
-    expect(timeline).toHaveLength(1)
+    // A page of its own on a paused clock: the debounce's timer fires only when the test runs the
+    // clock, and the page counts its own timeline requests as it makes them.
+    const own = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    try {
+      await own.addInitScript(() => {
+        const w = window as unknown as { timelineRequests: number }
+        w.timelineRequests = 0
+        const fetch = window.fetch.bind(window)
+        window.fetch = (input, init) => {
+          if (String(input).includes('api/reports/timeline')) w.timelineRequests++
+          return fetch(input, init)
+        }
+      })
+      await own.clock.install()
+      await own.clock.pauseAt(Date.now() + 1000)
+      await own.goto(`${collector.url}/#/live`)
+      const requests = () => own.evaluate(() => (window as unknown as { timelineRequests: number }).timelineRequests)
+      // The first load has drawn the chart: its one request is done.
+      await poll(() => own.getByTestId('chart-svg').count()).toBe(1)
+      expect(await requests()).toBe(1)
+      await own.getByTestId('chart-svg').evaluate((el) => el.setAttribute('data-old', ''))
+      await own.evaluate(() => {
+        for (let i = 0; i < 30; i++) window.dispatchEvent(new Event('resize'))
+      })
+      expect(await requests()).toBe(1) // nothing redraws during the burst
+      await own.clock.runFor(1000) // well past the 200 ms debounce: every due timer has fired
+      expect(await requests()).toBe(2)
+      // The one redraw has replaced the chart.
+      await poll(() => own.locator('[data-testid=chart-svg]:not([data-old])').count()).toBe(1)
+      expect(await requests()).toBe(2)
+    } finally {
+      await own.close()
+    }
   })
 
   it('a bot without a pause webhook says why Pause is off; an event is badged as one; another bot’s filter closes its transcript', async () => {

@@ -40,11 +40,19 @@ export function refreshView() {
   return report((v.refresh ?? v.load)([]))
 }
 
-/** Live records arrive in bursts: one refresh per burst. */
+/**
+ * Live records arrive in bursts: one refresh per burst. Once it has finished, `<body
+ * data-refreshed-through>` is the id of the newest live message it covered: tests (and scripts)
+ * wait on it to know the page has caught up, instead of sleeping past the debounce.
+ */
 export const scheduleRefresh = debounce((also) => {
-  refreshView()
+  const through = state.lastLiveId
   // Reported, not thrown: a refresh may meet a 503 while the collector's database restarts.
-  report(also?.())
+  Promise.all([refreshView(), report(also?.())]).then(() => {
+    document.body.dataset.refreshedThrough = String(
+      Math.max(through, Number(document.body.dataset.refreshedThrough ?? 0)),
+    )
+  })
 }, 600)
 
 /** The window was resized: views that draw to its width redraw, once it settles. */
