@@ -183,6 +183,43 @@ describe('dashboard views in headless Chromium', () => {
     expect(await rows.first().getByTestId('firehose-who').textContent()).toBe('U0ANN · D0CHANNEL')
   })
 
+  it('tells the bot from the platform in the transcript header, with no second badge when they read the same', async () => {
+    collector.addBot({ name: 'slack', apiKey: 'slack-key' })
+    const team = { id: 'T0TEAM', name: 'Acme' }
+    await track('slack-key', 'slack', 'incoming', {
+      team,
+      bot: { id: 'B0SLACK' },
+      message: { type: 'message', channel: 'D0SAME', user: 'U0BEA', text: 'status?', ts: '2.000100' },
+    })
+    await page.goto(`${collector.url}/#/conversations/slack/D0SAME`)
+    const ids = page.getByTestId('transcript-ids')
+    await poll(() => page.getByTestId('transcript-title').textContent()).toBe('U0BEA · D0SAME')
+    // Bot `slack` on Slack: the bot's name once, as plain text, and no platform badge repeating it.
+    expect(await ids.getByTestId('transcript-bot').textContent()).toBe('slack')
+    expect(await ids.getByTestId('transcript-bot').getAttribute('title')).toBe('Bot slack')
+    expect(await ids.getByTestId('transcript-platform').count()).toBe(0)
+    expect(await ids.locator('.badge').count()).toBe(0)
+    expect((await ids.textContent())?.match(/slack/gi)).toHaveLength(1)
+    // The same in the list (all bots: the bot's badge, no platform badge repeating it) and the firehose.
+    const row = page.locator('[data-testid=conversation][data-thread=D0SAME]')
+    expect(await row.locator('.tags .badge:not(.count)').allTextContents()).toEqual(['slack'])
+    expect(
+      await page
+        .locator('[data-testid=conversation][data-thread=D0CHANNEL] .tags .badge:not(.count)')
+        .allTextContents(),
+    ).toEqual(['helpdesk', 'slack'])
+    const fire = page.locator('[data-testid=firehose-item][data-thread=D0SAME]')
+    await poll(() => fire.count()).toBe(1)
+    expect(await fire.locator('.badge').allTextContents()).toEqual(['slack'])
+    // A bot named otherwise: its name as plain text, the platform as the one badge.
+    await page.goto(`${collector.url}/#/conversations/helpdesk/D0CHANNEL`)
+    await poll(() => page.getByTestId('transcript-title').textContent()).toBe('U0ANN · D0CHANNEL')
+    expect(await ids.getByTestId('transcript-bot').textContent()).toBe('helpdesk')
+    expect(await ids.locator('.badge').allTextContents()).toEqual(['slack'])
+    expect(await ids.getByTestId('transcript-platform').getAttribute('title')).toBe('platform slack')
+    await shot('14-transcript-bot-and-platform')
+  })
+
   it('marks the operator’s message as sent by a person, live and after a reload', async () => {
     await bot.say('cara', 'hello')
     await page.goto(`${collector.url}/#/conversations/shop/cara`)
@@ -308,6 +345,8 @@ describe('dashboard views in headless Chromium', () => {
     // The event's badge says event, not the `generic` it was posted with.
     await poll(() => page.getByTestId('event-badge').count()).toBe(1)
     expect(await page.locator('#bubbles .badge', { hasText: 'generic' }).count()).toBe(0)
+    // Nor does the header: the conversation's platform is its latest message's, not the event's.
+    expect(await page.getByTestId('transcript-platform').textContent()).toBe('universal')
     await page.selectOption('#bot-filter', 'shop')
     await poll(() => page.evaluate(() => location.hash)).toBe('#/conversations')
     await page.selectOption('#bot-filter', '')
