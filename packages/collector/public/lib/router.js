@@ -22,16 +22,23 @@ function syncRange(path, query) {
   document.dispatchEvent(new CustomEvent('rangechange'))
 }
 
-/** Shows the view the hash names and loads it once. */
+/**
+ * Shows the view the hash names and loads it once. Once the load has drawn, `<body
+ * data-loaded>` is the hash it loaded (range written back): tests wait on it before checking
+ * that something is absent, so the check sees this load's page, not the one before it.
+ */
 export function route() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
   syncRange(path, query)
+  const hash = location.hash
   const parts = path.split('/')
   const view = byName.has(parts[0]) ? parts[0] : 'overview'
   state.view = view
   for (const el of document.querySelectorAll('.view')) el.classList.toggle('on', el.id === `view-${view}`)
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('on', a.dataset.view === view)
-  return report(current().load(parts.slice(1)))
+  return report(current().load(parts.slice(1))).then(() => {
+    document.body.dataset.loaded = hash
+  })
 }
 
 /** Reloads what the current view shows (new records arrived, the bot filter changed). */
