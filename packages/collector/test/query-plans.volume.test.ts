@@ -24,6 +24,7 @@ import {
 } from '../src/reports/report-queries'
 import { rebuildRollups, runSteps, runStepsAsync } from '../src/reports/rollup-writes'
 import { searchQuery } from '../src/reports/search-query'
+import { rebuildUsage, usageReport } from '../src/reports/usage-rollup'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const RECORDS = 200_000
@@ -49,10 +50,12 @@ function seedSql(d: Dialect): string[] {
   const text = `CASE WHEN ${nhIn} THEN 'unknown ' || (g % 300) WHEN g % 10 < 5 THEN 'hello ' || (g % 50)
     WHEN g % 10 < 9 THEN 'reply ' || (g % 30) ELSE 'e' || (g % 12) END`
   const user = `'user-' || (g % 4000)`
+  // Half the answers are an LLM's, with tokens (the usage report).
+  const raw = `CASE WHEN g % 10 IN (5, 7) THEN '{"text":"r","userId":"u","platformJson":{"model":"m' || (g % 3) || '","usage":{"inputTokens":10,"outputTokens":5}}}' ELSE '{}' END`
   const event = `CASE WHEN g % 10 = 9 THEN (CASE WHEN g % 3 = 0 THEN 'revenueEvent' ELSE 'customEvent' END) END`
   return [
     `INSERT INTO ${d.table('records')} (id, bot, platform, type, v, received_at, event_ts, raw)
-     SELECT g, ${bot}, 'universal', ${dir}, '11.1.0-rest', ${ts}, ${ts}, '{}' FROM ${series}`,
+     SELECT g, ${bot}, 'universal', ${dir}, '11.1.0-rest', ${ts}, ${ts}, ${raw} FROM ${series}`,
     `INSERT INTO ${d.table('messages')} (id, record_id, bot, platform, direction, user_id, thread, text, intent, confidence,
        user_json, event_type, event_name, event_key, amount, ts, received_at)
      SELECT g, g, ${bot}, 'universal', ${dir}, ${user}, ${user}, ${text}, ${intent},
@@ -110,6 +113,7 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
           }),
       ],
       ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
+      ['usage', () => usageReport(d, capture, f)],
       ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
     ]
     for (const [n, read] of reads) {
@@ -140,6 +144,7 @@ describe('query plans at 200 000 records', () => {
           rebuildRollups(postgresDialect),
           rebuildAnalytics(postgresDialect),
           rebuildSteps(postgresDialect),
+          rebuildUsage(postgresDialect),
         ])
           await runStepsAsync(steps, async (q) => (await client.query(postgresDialect.sql(q.sql), q.params)).rows)
       } finally {
@@ -187,6 +192,7 @@ describe('query plans at 200 000 records', () => {
             rebuildRollups(sqliteDialect),
             rebuildAnalytics(sqliteDialect),
             rebuildSteps(sqliteDialect),
+            rebuildUsage(sqliteDialect),
           ])
             runSteps(steps, (q) => {
               const st = statements.get(q.sql) ?? db.prepare(q.sql)
@@ -215,6 +221,7 @@ describe('query plans at 200 000 records', () => {
         expect(bad).toEqual([])
         // The summaries were derived: the reads have something to read.
         expect((db.prepare('SELECT sum(messages) AS n FROM rollup_hourly').get() as { n: number }).n).toBe(RECORDS)
+        expect((db.prepare('SELECT sum(messages) AS n FROM rollup_usage').get() as { n: number }).n).toBe(RECORDS / 5)
       } finally {
         db.close()
       }

@@ -15,6 +15,7 @@ import {
   USER_DAYS,
   USERS,
 } from './rollup-tables'
+import type { LlmUsage } from './usage-rollup'
 
 /** A stored message as the summaries see it. */
 export interface RollupMessage {
@@ -41,6 +42,8 @@ export interface RollupMessage {
   sessionId?: string | null
   /** A feedback event's score normalised to −1 … 1 (feedback-score.ts); absent or null: not feedback. */
   score?: number | null
+  /** An answer's LLM tokens (usage-rollup.ts); absent or null: none. */
+  usage?: LlmUsage | null
 }
 
 /** The NotHandled report's grouping of inputs: the text lower-cased, surrounding white space aside. */

@@ -5,6 +5,7 @@ import { postgresDialect } from '../../reports/dialect'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 import { PG_SEARCH_DDL } from '../../reports/search-query'
+import { rebuildUsage, usageDdl } from '../../reports/usage-rollup'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
@@ -182,6 +183,17 @@ ${analyticsDdl(postgresDialect)}
     async after(client) {
       await runStepsAsync(
         rebuildSteps(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
+  {
+    version: 9,
+    name: 'LLM usage: tokens per hour, model and conversation (derived from the stored records)',
+    sql: usageDdl(postgresDialect),
+    async after(client) {
+      await runStepsAsync(
+        rebuildUsage(postgresDialect),
         async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
       )
     },

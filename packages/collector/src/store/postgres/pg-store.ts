@@ -6,12 +6,13 @@ import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-rea
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
+import { doomedUsage, ingestUsage, writeUsage } from '../../reports/usage-rollup'
 import type {
   HandoffChange,
   HandoffEntry,
@@ -523,6 +524,13 @@ export class PgRecordStore implements RecordStore {
           this.gapMs,
         ),
       )
+      await runSteps(
+        client,
+        ingestUsage(
+          d,
+          fresh.map((x) => x.rollup),
+        ),
+      )
       let at = 0
       return items.map((item, i): AddResult => {
         const id = recordIds[i] as number
@@ -645,23 +653,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
-    const params: unknown[] = [filter.since ?? 0]
-    const and = scopeSql(d, filter, params, 'r.bot')
-    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
-    // parse for records that cannot have them. json, not jsonb: raw may hold "\u0000".
-    return this.query<UsageLine>(
-      d.sql(`SELECT to_char(to_timestamp(r.received_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
-              r.raw::json -> 'platformJson' ->> 'model' AS model,
-              count(*)::int AS messages, count(DISTINCT m.thread)::int AS conversations,
-              sum((r.raw::json -> 'platformJson' -> 'usage' ->> 'inputTokens')::float8) AS "inputTokens",
-              coalesce(sum(CASE WHEN json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'outputTokens') = 'number'
-                THEN (r.raw::json -> 'platformJson' -> 'usage' ->> 'outputTokens')::float8 END), 0) AS "outputTokens"
-       FROM convotrack_records r JOIN convotrack_messages m ON m.record_id = r.id
-       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
-         AND json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'inputTokens') = 'number'${and}
-       GROUP BY 1, 2 ORDER BY 1, 2 NULLS FIRST`),
-      params,
-    )
+    return this.reports.usage(filter)
   }
 
   async paused(bot: string, thread: string): Promise<boolean> {
@@ -790,6 +782,7 @@ export class PgRecordStore implements RecordStore {
          ON CONFLICT (bot, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, record_id = excluded.record_id`,
         [ids],
       )
+    const usage = await runSteps(client, doomedUsage(d, ids))
     const messages = (
       await client.query<Row>(
         `DELETE FROM convotrack_messages WHERE record_id = ANY($1::bigint[]) RETURNING ${ROLLUP_COLUMNS}`,
@@ -804,6 +797,7 @@ export class PgRecordStore implements RecordStore {
     ).rows
     await runSteps(client, takeBack(d, messages, records))
     await runSteps(client, takeBackAnalytics(d, messages, this.gapMs))
+    await runSteps(client, writeUsage(d, usage))
     return { records, messages: messages.length }
   }
 

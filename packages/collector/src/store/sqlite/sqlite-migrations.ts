@@ -6,6 +6,7 @@ import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
+import { rebuildUsage, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
@@ -160,6 +161,14 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(rollupDdl(sqliteDialect, [USER_STEPS]))
       runSteps(rebuildSteps(sqliteDialect), run)
+    },
+  },
+  {
+    version: 7,
+    name: 'LLM usage: tokens per hour, model and conversation (derived from the stored records)',
+    apply(db, _keep, run) {
+      db.exec(usageDdl(sqliteDialect))
+      runSteps(rebuildUsage(sqliteDialect), run)
     },
   },
 ]

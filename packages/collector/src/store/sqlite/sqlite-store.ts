@@ -5,12 +5,13 @@ import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-rea
 import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, scopeSql, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runSteps, takeBack } from '../../reports/rollup-writes'
+import { doomedUsage, ingestUsage, writeUsage } from '../../reports/usage-rollup'
 import type {
   HandoffChange,
   HandoffEntry,
@@ -202,6 +203,7 @@ export class SqliteRecordStore implements RecordStore {
       const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
       runSteps(ingestRollups(d, fresh, records), (q) => this.run(q))
       runSteps(ingestAnalytics(d, fresh, this.gapMs), (q) => this.run(q))
+      runSteps(ingestUsage(d, fresh), (q) => this.run(q))
       return results
     }
     this.addTx = this.db.transaction((record: IncomingRecord, messages: NormalizedMessage[]) => {
@@ -336,23 +338,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
-    const scoped: unknown[] = []
-    const and = scopeSql(d, filter, scoped, 'r.bot')
-    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
-    // parse for records that cannot have them.
-    return this.all<UsageLine>(
-      `SELECT strftime('%Y-%m-%d', r.received_at / 1000, 'unixepoch') AS day,
-              json_extract(r.raw, '$.platformJson.model') AS model,
-              count(*) AS messages, count(DISTINCT m.thread) AS conversations,
-              total(json_extract(r.raw, '$.platformJson.usage.inputTokens')) AS inputTokens,
-              total(json_extract(r.raw, '$.platformJson.usage.outputTokens')) AS outputTokens
-       FROM records r JOIN messages m ON m.record_id = r.id
-       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
-         AND json_type(r.raw, '$.platformJson.usage.inputTokens') IN ('integer', 'real')${and}
-       GROUP BY day, model ORDER BY day, model`,
-      filter.since ?? 0,
-      ...scoped,
-    )
+    return this.reports.usage(filter)
   }
 
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
@@ -397,11 +383,14 @@ export class SqliteRecordStore implements RecordStore {
     const records = this.all<{ bot: string; ts: number }>(
       'SELECT bot, coalesce(event_ts, received_at) AS ts FROM records WHERE id IN (SELECT id FROM doomed)',
     )
+    const ids = this.all<{ id: number }>('SELECT id FROM doomed').map((r) => r.id)
+    const usage = runSteps(doomedUsage(d, ids), (q) => this.run(q))
     const messages = this.stmt('DELETE FROM messages WHERE record_id IN (SELECT id FROM doomed)').run().changes
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
     runSteps(takeBack(d, doomed, records), (q) => this.run(q))
     runSteps(takeBackAnalytics(d, doomed, this.gapMs), (q) => this.run(q))
+    runSteps(writeUsage(d, usage), (q) => this.run(q))
     return { records: removed, messages }
   }
 
