@@ -5,15 +5,7 @@
  */
 import type { ReadFilter } from '../store/store'
 import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
-import type {
-  FunnelLine,
-  FunnelStep,
-  OverviewDay,
-  OverviewReport,
-  PathLine,
-  RetentionCohort,
-  RetentionReport,
-} from './analytics-types'
+import type { FunnelLine, FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { type Period, periodIndex, periodStart } from './periods'

@@ -15,7 +15,14 @@ import {
   USER_DAYS,
   USERS,
 } from './rollup-tables'
-import type { LlmUsage } from './usage-rollup'
+
+/** An answer's tokens, as its record carries them. */
+export interface LlmUsage {
+  /** '' when the record names no model. */
+  model: string
+  inputTokens: number
+  outputTokens: number
+}
 
 /** A stored message as the summaries see it. */
 export interface RollupMessage {
