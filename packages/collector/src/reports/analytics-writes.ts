@@ -11,7 +11,7 @@ import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
 import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention } from './retention-cohorts'
-import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
+import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
 import { deleteKeysQueries, dropEmptyQueries, type RollupRow, upsertQueries } from './rollup-tables'
 import { rollupMessage, type Steps } from './rollup-writes'
 import { joinSessions, type Session, type SessionPoint } from './sessions'
@@ -127,10 +127,14 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
  * dropping rows whose count reached 0: every writer (ingest, erasure, retention) locks summary
  * rows in the same order, so two PostgreSQL transactions never wait on each other in a circle.
  */
-function* flush(d: Dialect, deltas: Deltas): Steps {
+function* flush(d: Dialect, deltas: Deltas, late?: Late): Steps {
   for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS, PATH_PREFIXES]) {
     if (spec === PATH_PREFIXES) {
       yield* flushPaths(d, deltas)
+      continue
+    }
+    if (late?.takes(spec)) {
+      for (const row of deltas.get(spec)?.values() ?? []) addRow(late.deltas, spec, row)
       continue
     }
     const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
@@ -150,6 +154,7 @@ export function* ingestAnalytics(
   fresh: readonly RollupMessage[],
   gapMs: number,
   later: LaterSummaries = { zones: DEFAULT_RETENTION_ZONES },
+  late?: Late,
 ): Steps {
   const withSteps = later !== false
   const deltas: Deltas = new Map()
@@ -238,7 +243,7 @@ export function* ingestAnalytics(
     }
     addRow(deltas, FEEDBACK, { bot: m.bot, hour: floorHour(m.ts), intent, n: 1, score_sum: m.score as number })
   }
-  yield* flush(d, deltas)
+  yield* flush(d, deltas, late)
 }
 
 const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.userId, g.sid].join(sep)
@@ -253,6 +258,7 @@ export function* takeBackAnalytics(
   doomed: readonly RollupMessage[],
   gapMs: number,
   zones: readonly string[] = DEFAULT_RETENTION_ZONES,
+  late?: Late,
 ): Steps {
   const users = new Map<string, { bot: string; userId: string }>()
   for (const m of doomed) if (m.userId !== '') users.set(`${m.bot}${sep}${m.userId}`, { bot: m.bot, userId: m.userId })
@@ -324,7 +330,7 @@ export function* takeBackAnalytics(
     }
     for (const r of rows) addStep(again, stepMessage(r))
   }
-  yield* flush(d, deltas)
+  yield* flush(d, deltas, late)
   for (const k of stepHours.values())
     yield {
       sql: `DELETE FROM ${d.table(USER_STEPS.name)} WHERE bot = ? AND user_id = ? AND hour = ?`,
@@ -332,7 +338,7 @@ export function* takeBackAnalytics(
     }
   for (const h of hours.values())
     yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
-  yield* flush(d, again)
+  yield* flush(d, again, late)
 }
 
 /** Messages read per step of a rebuild. */

@@ -15,7 +15,14 @@ import {
   USER_DAYS,
   USERS,
 } from './rollup-tables'
-import type { LlmUsage } from './usage-rollup'
+
+/** An answer's tokens, as its record carries them. */
+export interface LlmUsage {
+  /** '' when the record names no model. */
+  model: string
+  inputTokens: number
+  outputTokens: number
+}
 
 /** A stored message as the summaries see it. */
 export interface RollupMessage {
@@ -212,3 +219,13 @@ export function addRow(deltas: Deltas, spec: RollupSpec, row: RollupRow): void {
 
 /** Tables whose rows are pure sums: taking changes back is subtracting them. */
 export const SUMMED: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, USER_DAYS]
+
+/**
+ * Changes a writer keeps for the end of its transaction (summary-writes.ts): the summaries every
+ * batch touches (a few rows per hour, wanted by every concurrent writer) are written last, so
+ * their row locks are held only for the commit — `takes` says which tables.
+ */
+export interface Late {
+  takes(spec: RollupSpec): boolean
+  deltas: Deltas
+}

@@ -11,7 +11,7 @@ import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { dayStart, floorHour, HOUR_MS, hourRange, tzOffset } from './range'
 import type { Exec, Row } from './report-queries'
-import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
+import { addRow, type Deltas, type LlmUsage, type RollupMessage } from './rollup-delta'
 import { dropEmptyQueries, type RollupRow, type RollupSpec, rollupDdl, upsertQueries } from './rollup-tables'
 import type { Steps } from './rollup-writes'
 
@@ -31,14 +31,6 @@ export const USAGE: RollupSpec = {
   sums: ['messages', 'input_tokens', 'output_tokens'],
   live: ['messages'],
   indexes: [['hour']],
-}
-
-/** An answer's tokens, as its record carries them. */
-export interface LlmUsage {
-  /** '' when the record names no model. */
-  model: string
-  inputTokens: number
-  outputTokens: number
 }
 
 type Obj = Record<string, unknown>

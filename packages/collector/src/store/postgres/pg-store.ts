@@ -3,7 +3,6 @@ import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
-import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
@@ -12,8 +11,9 @@ import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import { retentionZones } from '../../reports/retention-cohorts'
 import type { RollupMessage } from '../../reports/rollup-delta'
-import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
-import { doomedUsage, ingestUsage, writeUsage } from '../../reports/usage-rollup'
+import { ROLLUP_COLUMNS, rollupMessage, runStepsAsync } from '../../reports/rollup-writes'
+import { ingestSummaries, takeBackSummaries } from '../../reports/summary-writes'
+import { doomedUsage } from '../../reports/usage-rollup'
 import type {
   HandoffChange,
   HandoffEntry,
@@ -518,28 +518,14 @@ export class PgRecordStore implements RecordStore {
       // The summaries, in the same transaction: committed with the records or not at all.
       await runSteps(
         client,
-        ingestRollups(
+        ingestSummaries(
           d,
           fresh.map((x) => x.rollup),
           items.flatMap((item, i) =>
             inserted.has(recordIds[i] as number) ? [{ bot: item.record.bot, ts: eventTsOf(item.record) }] : [],
           ),
-        ),
-      )
-      await runSteps(
-        client,
-        ingestAnalytics(
-          d,
-          fresh.map((x) => x.rollup),
           this.gapMs,
-          { zones: this.zones },
-        ),
-      )
-      await runSteps(
-        client,
-        ingestUsage(
-          d,
-          fresh.map((x) => x.rollup),
+          this.zones,
         ),
       )
       let at = 0
@@ -806,9 +792,7 @@ export class PgRecordStore implements RecordStore {
         [ids],
       )
     ).rows
-    await runSteps(client, takeBack(d, messages, records))
-    await runSteps(client, takeBackAnalytics(d, messages, this.gapMs, this.zones))
-    await runSteps(client, writeUsage(d, usage))
+    await runSteps(client, takeBackSummaries(d, messages, records, this.gapMs, usage, this.zones))
     return { records, messages: messages.length }
   }
 
