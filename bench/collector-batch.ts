@@ -77,7 +77,8 @@ function ask<T>(child: ChildProcess, message: string, key: string): Promise<T> {
 /** Starts bench/collector-process.ts on `db` (bot `bench`, key `bench-key`). */
 export async function startCollectorProcess(db: string): Promise<CollectorProcess> {
   const child = fork(fileURLToPath(new URL('./collector-process.ts', import.meta.url)), {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_COLLECTOR_ARGS: extra node flags for the collector processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_COLLECTOR_ARGS?.split(' ').filter(Boolean) ?? [])],
     env: { ...process.env, BENCH_DB: db },
     stdio: 'inherit',
   })

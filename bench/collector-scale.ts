@@ -289,6 +289,12 @@ const READS: Array<[name: string, path: string]> = [
   ['/api/reports/not-handled/clusters', 'reports/not-handled/clusters'],
   ['/api/search?q=order (first page)', 'search?q=order'],
   ['/api/search?q="speak to" human*', `search?q=${encodeURIComponent('"speak to" human*')}`],
+  ['/api/reports/retention?period=day', 'reports/retention?period=day'],
+  ['/api/reports/retention?period=month', 'reports/retention?period=month'],
+  // A zone whose cohorts the collector does not keep (retentionZones): answered from active hours.
+  ['/api/reports/retention?period=week&tz=Asia/Tokyo', 'reports/retention?period=week&tz=Asia%2FTokyo'],
+  ['/api/reports/paths?depth=8', 'reports/paths?depth=8'],
+  ['/api/reports/usage (LLM tokens, issue 31)', 'reports/usage'],
 ]
 
 /** The reads before the analytics' ones. */

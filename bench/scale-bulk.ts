@@ -12,13 +12,25 @@
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { type AcceptedRecord, prepare } from '../packages/collector/src/ingest/ingest'
-import { rebuildAnalytics } from '../packages/collector/src/reports/analytics-writes'
+import { rebuildAnalytics, rebuildSteps } from '../packages/collector/src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../packages/collector/src/reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../packages/collector/src/reports/fresh-message'
+import { rebuildPaths } from '../packages/collector/src/reports/path-prefixes'
 import { rebuildReadSummaries } from '../packages/collector/src/reports/read-summaries'
 import type { Row } from '../packages/collector/src/reports/report-queries'
+import { DEFAULT_RETENTION_ZONES, rebuildRetention } from '../packages/collector/src/reports/retention-cohorts'
 import { rebuildRollups, runSteps, runStepsAsync, type Steps } from '../packages/collector/src/reports/rollup-writes'
+import { rebuildUsage } from '../packages/collector/src/reports/usage-rollup'
 import { textArray } from '../packages/collector/src/store/postgres/pg-text-array'
+
+/** The analytics' derivations, in the migrations' order (each its own tables). */
+function* analyticsSteps(d: Dialect): Steps {
+  yield* rebuildAnalytics(d)
+  yield* rebuildSteps(d)
+  yield* rebuildUsage(d)
+  yield* rebuildPaths(d)
+  yield* rebuildRetention(d, DEFAULT_RETENTION_ZONES)
+}
 
 /** Records per statement. */
 const CHUNK = 2_000
@@ -231,7 +243,7 @@ async function derivePostgres(url: string, log: Log, analytics: boolean): Promis
     derive('rollups', rebuildRollups(postgresDialect)).then(() =>
       derive('read summaries', rebuildReadSummaries(postgresDialect)),
     ),
-    analytics ? derive('analytics + funnel steps', rebuildAnalytics(postgresDialect, undefined, true)) : undefined,
+    analytics ? derive('analytics + funnel steps', analyticsSteps(postgresDialect)) : undefined,
   ])
   const c = new pg.Client({ connectionString: url })
   await c.connect()
@@ -344,7 +356,7 @@ function deriveSqlite(db: Database.Database, log: Log): void {
   }
   for (const [name, steps] of [
     ['rollups', rebuildRollups(sqliteDialect)],
-    ['analytics + funnel steps', rebuildAnalytics(sqliteDialect, undefined, true)],
+    ['analytics + funnel steps', analyticsSteps(sqliteDialect)],
     ['read summaries', rebuildReadSummaries(sqliteDialect)],
   ] as const) {
     const t0 = performance.now()

@@ -162,6 +162,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
       (await openStore(options.db, {
         ...options.postgres,
         ...(options.sessionGapMinutes === undefined ? {} : { sessionGapMinutes: options.sessionGapMinutes }),
+        ...(options.retentionZones === undefined ? {} : { retentionZones: options.retentionZones }),
       })),
     metrics,
   )

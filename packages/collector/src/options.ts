@@ -117,6 +117,12 @@ export interface CollectorOptions {
    * (pass it to the store).
    */
   sessionGapMinutes?: number
+  /**
+   * Retention: IANA zones whose cohort tables are kept at ingest (a dashboard in another zone is
+   * answered from users' active hours, exact to the hour). Default `['UTC']`. Ignored when `store`
+   * is given (pass it to the store).
+   */
+  retentionZones?: readonly string[]
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore
   /** Registered bots. */

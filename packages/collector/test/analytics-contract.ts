@@ -116,6 +116,10 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
         feedback: { count: 2, average: 0 },
       })
       expect(o.notHandledRate).toBeCloseTo(1 / 11)
+      // A range open at its end counts users by their last message: the same users as a bounded one.
+      expect((await store.overview({ from: T + 7 * DAY, tz: 'UTC' })).users).toBe(4)
+      expect((await store.overview({ from: T + 7 * DAY, to: T + 90 * DAY, tz: 'UTC' })).users).toBe(4)
+      expect((await store.overview({ tz: 'UTC' })).users).toBe(5)
       expect(o.containmentRate).toBeCloseTo(9 / 10)
       // Stars 5 → 1 rated the greet answer; the thumbs down rated no answer (bob had none).
       expect(o.feedback.byIntent).toEqual([
@@ -194,6 +198,51 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       ])
       const days = await store.retention({ from: T, to: T + 3 * DAY, tz: 'UTC', period: 'day', now: T + 30 * DAY })
       expect(days.cohorts).toEqual([{ start: T, users: 2, active: [2, 0, 0] }])
+      // Asia/Calcutta is Kolkata under a name the store does not keep cohorts for: the same answer from active hours.
+      expect(
+        await store.retention({
+          from: T - IST,
+          to: T + 21 * DAY - IST,
+          tz: 'Asia/Calcutta',
+          period: 'week',
+          now: T + 30 * DAY,
+        }),
+      ).toEqual(ist)
+    })
+
+    it('retention across a DST change: Europe/Berlin days and weeks, kept and answered from hours', async () => {
+      const store = await make()
+      // Berlin goes from UTC+1 to UTC+2 at 02:00 on Sunday 29 March 2026 (a 23-hour day).
+      const at = (iso: string) => Date.parse(iso)
+      for (const x of [
+        // fay: Saturday 28th 23:30 local, Sunday 29th 23:30 local, Monday 30th 00:30 local.
+        inc('fay', at('2026-03-28T22:30:00Z')),
+        inc('fay', at('2026-03-29T21:30:00Z')),
+        inc('fay', at('2026-03-29T22:30:00Z')),
+        // gus: Sunday 29th 00:30 local (Saturday in UTC), Monday 30th noon.
+        inc('gus', at('2026-03-28T23:30:00Z')),
+        inc('gus', at('2026-03-30T10:00:00Z')),
+      ])
+        await store.add(x.record, x.messages)
+      const range = { from: at('2026-03-27T23:00:00Z'), to: at('2026-03-30T22:00:00Z'), now: T + 60 * DAY }
+      for (const tz of ['Europe/Berlin', 'Europe/Amsterdam']) {
+        // Amsterdam keeps Berlin's clock in 2026 and is not kept: the hours give the same answer.
+        expect(await store.retention({ ...range, tz, period: 'day' }), tz).toEqual({
+          period: 'day',
+          cohorts: [
+            { start: at('2026-03-27T23:00:00Z'), users: 1, active: [1, 1, 1] },
+            { start: at('2026-03-28T23:00:00Z'), users: 1, active: [1, 1] },
+          ],
+        })
+        expect((await store.retention({ ...range, tz, period: 'week' })).cohorts, tz).toEqual([
+          { start: at('2026-03-22T23:00:00Z'), users: 2, active: [2, 2] },
+        ])
+      }
+      // In UTC both were first seen on Saturday 28th; fay came back on the 29th, gus on the 30th.
+      const utc = { from: at('2026-03-28T00:00:00Z'), to: at('2026-03-31T00:00:00Z'), now: T + 60 * DAY, tz: 'UTC' }
+      expect((await store.retention({ ...utc, period: 'day' })).cohorts).toEqual([
+        { start: at('2026-03-28T00:00:00Z'), users: 2, active: [2, 1, 1] },
+      ])
     })
 
     it('erasure takes a user’s sessions, handoff and feedback out; retention sweeps re-derive what stays', async () => {
@@ -211,6 +260,7 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       await store.deleteOlderThan({ before: T + 7 * DAY - 5 * H, limit: 1000 })
       const o = await store.overview(ALL)
       expect(o).toMatchObject({ users: 4, sessions: 4, messages: 5, feedback: { count: 0, average: null } })
+      expect((await store.overview({ from: T, tz: 'UTC' })).users).toBe(4)
       const w1 = await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })
       expect(w1).toMatchObject({ users: 1, sessions: 1 })
     })

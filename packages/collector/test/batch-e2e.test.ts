@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type Collector, startCollector } from '@convotrack/collector'
 import { createTracker, type TrackerOptions } from '@convotrack/core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { countingProxy } from './support/counting-proxy'
 
 const dir = mkdtempSync(join(tmpdir(), 'convotrack-batch-e2e-'))
@@ -114,7 +114,14 @@ describe('a collector restart mid-stream', () => {
           // Mid-stream: close (connections cut, in-flight requests lost) and start again on the same file and port.
           await collector.close()
           const acknowledged = sent.size
-          await sleep(150)
+          // Down until the tracker has met the outage (a retry), or has nothing left to send.
+          await vi.waitFor(
+            () => {
+              const s = tracker.stats()
+              if (s.retried === 0 && s.queued + s.inFlight > 0) throw new Error('not yet')
+            },
+            { timeout: 60_000, interval: 5 },
+          )
           collector = await startCollector({ port, db, demoBot: false, bots: [BOT] })
           restarted = true
           // Everything acknowledged before the restart is in the file.

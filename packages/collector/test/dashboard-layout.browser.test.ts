@@ -83,7 +83,7 @@ const headParts = () =>
   })
 
 /**
- * Are the ids line's items (bot badge, platform badge, thread, count) on one line? Items on one
+ * Are the ids line's items (bot name, platform badge, thread, count) on one line? Items on one
  * line share a horizontal band: the lowest top is above the highest bottom.
  */
 const idsOnOneLine = () =>
@@ -182,7 +182,7 @@ describe('dashboard layout at 1024×768 and wide, in headless Chromium', () => {
     if (p.cut) expect(p.takeover.left - p.title.right).toBeLessThanOrEqual(p.gap + 1)
     const shown = await page.getByTestId('transcript-title').evaluate(visibleChars)
     expect(shown).toBeGreaterThanOrEqual(10)
-    // Bot badge, platform badge, thread id and count: one line.
+    // Bot name, platform badge, thread id and count: one line.
     expect(await idsOnOneLine()).toBe(true)
     await screenshot(page, 'layout-1024-transcript')
 

@@ -45,6 +45,10 @@ const stat = async (bot?: string) =>
     messages: number
   }
 
+/** The ids of the newest messages stored (all bots). */
+const recentIds = async () =>
+  ((await (await fetch(`${collector.url}/api/messages?limit=5`)).json()) as { id: number }[]).map((m) => m.id)
+
 beforeAll(async () => {
   requireChromium()
   collector = await startCollector({ port: 0, webhookRetry: { attempts: 3, baseDelayMs: 50 } })
@@ -108,7 +112,12 @@ describe('dashboard views in headless Chromium', () => {
     // A new record of another bot changes neither.
     await bot.say('ann', 'where is my order?')
     await poll(async () => (await stat()).messages).toBe(all.messages + 2)
-    await page.waitForTimeout(800) // the debounced refresh after the live messages
+    // The debounced refresh after those live messages has finished (the page marks it), so the
+    // numbers below are the ones it drew, not the ones from before the messages came.
+    const newest = Math.max(...(await recentIds()))
+    await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
+      newest,
+    )
     expect(await page.getByTestId('count-records').textContent()).toBe(String(helpdesk.records))
     await page.getByTestId('bot-filter').selectOption('')
     await poll(() => page.getByTestId('count-messages').textContent()).toBe(String(all.messages + 2))
@@ -172,6 +181,43 @@ describe('dashboard views in headless Chromium', () => {
     })
     await poll(() => rows.count()).toBe(3)
     expect(await rows.first().getByTestId('firehose-who').textContent()).toBe('U0ANN · D0CHANNEL')
+  })
+
+  it('tells the bot from the platform in the transcript header, with no second badge when they read the same', async () => {
+    collector.addBot({ name: 'slack', apiKey: 'slack-key' })
+    const team = { id: 'T0TEAM', name: 'Acme' }
+    await track('slack-key', 'slack', 'incoming', {
+      team,
+      bot: { id: 'B0SLACK' },
+      message: { type: 'message', channel: 'D0SAME', user: 'U0BEA', text: 'status?', ts: '2.000100' },
+    })
+    await page.goto(`${collector.url}/#/conversations/slack/D0SAME`)
+    const ids = page.getByTestId('transcript-ids')
+    await poll(() => page.getByTestId('transcript-title').textContent()).toBe('U0BEA · D0SAME')
+    // Bot `slack` on Slack: the bot's name once, as plain text, and no platform badge repeating it.
+    expect(await ids.getByTestId('transcript-bot').textContent()).toBe('slack')
+    expect(await ids.getByTestId('transcript-bot').getAttribute('title')).toBe('Bot slack')
+    expect(await ids.getByTestId('transcript-platform').count()).toBe(0)
+    expect(await ids.locator('.badge').count()).toBe(0)
+    expect((await ids.textContent())?.match(/slack/gi)).toHaveLength(1)
+    // The same in the list (all bots: the bot's badge, no platform badge repeating it) and the firehose.
+    const row = page.locator('[data-testid=conversation][data-thread=D0SAME]')
+    expect(await row.locator('.tags .badge:not(.count)').allTextContents()).toEqual(['slack'])
+    expect(
+      await page
+        .locator('[data-testid=conversation][data-thread=D0CHANNEL] .tags .badge:not(.count)')
+        .allTextContents(),
+    ).toEqual(['helpdesk', 'slack'])
+    const fire = page.locator('[data-testid=firehose-item][data-thread=D0SAME]')
+    await poll(() => fire.count()).toBe(1)
+    expect(await fire.locator('.badge').allTextContents()).toEqual(['slack'])
+    // A bot named otherwise: its name as plain text, the platform as the one badge.
+    await page.goto(`${collector.url}/#/conversations/helpdesk/D0CHANNEL`)
+    await poll(() => page.getByTestId('transcript-title').textContent()).toBe('U0ANN · D0CHANNEL')
+    expect(await ids.getByTestId('transcript-bot').textContent()).toBe('helpdesk')
+    expect(await ids.locator('.badge').allTextContents()).toEqual(['slack'])
+    expect(await ids.getByTestId('transcript-platform').getAttribute('title')).toBe('platform slack')
+    await shot('14-transcript-bot-and-platform')
   })
 
   it('marks the operator’s message as sent by a person, live and after a reload', async () => {
@@ -253,19 +299,39 @@ describe('dashboard views in headless Chromium', () => {
   })
 
   it('redraws the chart once per burst of resize events', async () => {
-    await page.goto(`${collector.url}/#/live`)
-    await poll(() => page.getByTestId('chart-svg').count()).toBe(1)
-    await page.waitForTimeout(700) // let the first load's requests settle
-    const timeline: string[] = []
-    page.on('request', (r) => {
-      if (r.url().includes('/api/reports/timeline')) timeline.push(r.url())
-    })
-    await page.evaluate(() => {
-      for (let i = 0; i < 30; i++) window.dispatchEvent(new Event('resize'))
-    })
-    await poll(() => timeline.length).toBe(1)
-    await page.waitForTimeout(400)
-    expect(timeline).toHaveLength(1)
+    // A page of its own on a paused clock: the debounce's timer fires only when the test runs the
+    // clock, and the page counts its own timeline requests as it makes them.
+    const own = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    try {
+      await own.addInitScript(() => {
+        const w = window as unknown as { timelineRequests: number }
+        w.timelineRequests = 0
+        const fetch = window.fetch.bind(window)
+        window.fetch = (input, init) => {
+          if (String(input).includes('api/reports/timeline')) w.timelineRequests++
+          return fetch(input, init)
+        }
+      })
+      await own.clock.install()
+      await own.clock.pauseAt(Date.now() + 1000)
+      await own.goto(`${collector.url}/#/live`)
+      const requests = () => own.evaluate(() => (window as unknown as { timelineRequests: number }).timelineRequests)
+      // The first load has drawn the chart: its one request is done.
+      await poll(() => own.getByTestId('chart-svg').count()).toBe(1)
+      expect(await requests()).toBe(1)
+      await own.getByTestId('chart-svg').evaluate((el) => el.setAttribute('data-old', ''))
+      await own.evaluate(() => {
+        for (let i = 0; i < 30; i++) window.dispatchEvent(new Event('resize'))
+      })
+      expect(await requests()).toBe(1) // nothing redraws during the burst
+      await own.clock.runFor(1000) // well past the 200 ms debounce: every due timer has fired
+      expect(await requests()).toBe(2)
+      // The one redraw has replaced the chart.
+      await poll(() => own.locator('[data-testid=chart-svg]:not([data-old])').count()).toBe(1)
+      expect(await requests()).toBe(2)
+    } finally {
+      await own.close()
+    }
   })
 
   it('a bot without a pause webhook says why Pause is off; an event is badged as one; another bot’s filter closes its transcript', async () => {
@@ -279,6 +345,8 @@ describe('dashboard views in headless Chromium', () => {
     // The event's badge says event, not the `generic` it was posted with.
     await poll(() => page.getByTestId('event-badge').count()).toBe(1)
     expect(await page.locator('#bubbles .badge', { hasText: 'generic' }).count()).toBe(0)
+    // Nor does the header: the conversation's platform is its latest message's, not the event's.
+    expect(await page.getByTestId('transcript-platform').textContent()).toBe('universal')
     await page.selectOption('#bot-filter', 'shop')
     await poll(() => page.evaluate(() => location.hash)).toBe('#/conversations')
     await page.selectOption('#bot-filter', '')

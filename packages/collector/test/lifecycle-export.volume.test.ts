@@ -22,13 +22,18 @@ describe.each(backends())('on $name', (backend) => {
       const inner = await backend.store()
       stores.push(inner)
       let produced = 0
+      // Whether the export is parked at a yield: it has handed over a record and was not asked
+      // for the next one (the response's buffers are full), as opposed to waiting on the store.
+      let parked = false
       const store = new Proxy(inner, {
         get(target, prop, receiver) {
           if (prop === 'exportUser')
             return async function* (bot: string, user: string): AsyncIterable<StoredRecord> {
               for await (const r of target.exportUser(bot, user)) {
                 produced++
+                parked = true
                 yield r
+                parked = false
               }
             }
           return Reflect.get(target, prop, receiver)
@@ -59,17 +64,19 @@ describe.each(backends())('on $name', (backend) => {
       const reader = (res.body as ReadableStream<Uint8Array>).getReader()
       const first = await reader.read()
       expect(first.done).toBe(false)
-      // The client stops reading: the server must stop reading the store soon after (socket buffers full).
+      // The client stops reading: the server must stop reading the store soon after (socket buffers
+      // full). Stopped means parked at a yield, with nothing produced between two polls: a store
+      // that is merely slow on a loaded machine (waiting on PostgreSQL) is not parked, so it cannot
+      // pass for backpressure.
       let last = -1
       await expect
         .poll(
-          async () => {
-            const stable = produced === last
+          () => {
+            const stopped = parked && produced === last
             last = produced
-            await new Promise((r) => setTimeout(r, 100))
-            return stable
+            return stopped
           },
-          { timeout: 10_000, interval: 50 },
+          { timeout: 60_000, interval: 100 },
         )
         .toBe(true)
       expect(produced).toBeLessThan(N / 2)

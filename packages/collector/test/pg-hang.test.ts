@@ -141,8 +141,10 @@ describe('PostgreSQL hangs (frozen server), default options', () => {
       await poll(() => retries.length).toBeGreaterThan(0)
       expect((await fetch(`${b.url}/readyz`, { signal: ended() })).status).toBe(503)
       // The LISTEN sessions check the server every 5 s (listenHeartbeatMs) and give up after 3 s
-      // (queryTimeoutMs): the server stays frozen long enough for both to notice (proven below by their new pids).
-      await new Promise((r) => setTimeout(r, 9_000))
+      // (queryTimeoutMs): the server stays frozen until both have noticed (each store dropped its
+      // session: an event, not a delay; proven below by their new pids).
+      const listening = (c: Collector) => (c.store as unknown as { listener?: unknown }).listener !== undefined
+      await poll(() => [a, b].some(listening)).toBe(false)
 
       server.thaw()
       const flushed = await tracker.flush(60_000)

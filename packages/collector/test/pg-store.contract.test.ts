@@ -1,6 +1,7 @@
 import { PgRecordStore } from '@convotrack/collector'
 import { afterAll, beforeAll } from 'vitest'
 import { runAnalyticsContract, runSearchContract } from './analytics-contract'
+import { KEPT_ZONES, runAnalyticsRecount } from './analytics-recount'
 import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -24,5 +25,14 @@ runRollupContract('PostgreSQL', async () => {
   return { store: await PgRecordStore.open(url), reopen: () => PgRecordStore.open(url) }
 })
 
-runAnalyticsContract('PostgreSQL', async () => ({ store: await PgRecordStore.open(await server.createDatabase()) }))
+runAnalyticsContract('PostgreSQL', async () => ({
+  store: await PgRecordStore.open(await server.createDatabase(), { retentionZones: KEPT_ZONES }),
+}))
+runAnalyticsRecount('PostgreSQL', async (zones) => {
+  const url = await server.createDatabase()
+  return {
+    store: await PgRecordStore.open(url, { retentionZones: zones ?? KEPT_ZONES }),
+    reopen: (again) => PgRecordStore.open(url, { retentionZones: again ?? KEPT_ZONES }),
+  }
+})
 runSearchContract('PostgreSQL', async () => ({ store: await PgRecordStore.open(await server.createDatabase()) }))

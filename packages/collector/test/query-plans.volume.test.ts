@@ -12,6 +12,7 @@ import { funnelReport, overviewReport, pathsReport, retentionReport } from '../s
 import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
+import { rebuildPaths } from '../src/reports/path-prefixes'
 import { floorHour } from '../src/reports/range'
 import { rebuildReadSummaries } from '../src/reports/read-summaries'
 import {
@@ -25,8 +26,10 @@ import {
   segmentsReport,
   timelineReport,
 } from '../src/reports/report-queries'
+import { rebuildRetention } from '../src/reports/retention-cohorts'
 import { rebuildRollups, runSteps, runStepsAsync } from '../src/reports/rollup-writes'
 import { searchQuery } from '../src/reports/search-query'
+import { rebuildUsage, usageReport } from '../src/reports/usage-rollup'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const RECORDS = 200_000
@@ -52,10 +55,12 @@ function seedSql(d: Dialect): string[] {
   const text = `CASE WHEN ${nhIn} THEN 'unknown ' || (g % 300) WHEN g % 10 < 5 THEN 'hello ' || (g % 50)
     WHEN g % 10 < 9 THEN 'reply ' || (g % 30) ELSE 'e' || (g % 12) END`
   const user = `'user-' || (g % 4000)`
+  // Half the answers are an LLM's, with tokens (the usage report).
+  const raw = `CASE WHEN g % 10 IN (5, 7) THEN '{"text":"r","userId":"u","platformJson":{"model":"m' || (g % 3) || '","usage":{"inputTokens":10,"outputTokens":5}}}' ELSE '{}' END`
   const event = `CASE WHEN g % 10 = 9 THEN (CASE WHEN g % 3 = 0 THEN 'revenueEvent' ELSE 'customEvent' END) END`
   return [
     `INSERT INTO ${d.table('records')} (id, bot, platform, type, v, received_at, event_ts, raw)
-     SELECT g, ${bot}, 'universal', ${dir}, '11.1.0-rest', ${ts}, ${ts}, '{}' FROM ${series}`,
+     SELECT g, ${bot}, 'universal', ${dir}, '11.1.0-rest', ${ts}, ${ts}, ${raw} FROM ${series}`,
     `INSERT INTO ${d.table('messages')} (id, record_id, bot, platform, direction, user_id, thread, text, intent, confidence,
        user_json, event_type, event_name, event_key, amount, ts, received_at)
      SELECT g, g, ${bot}, 'universal', ${dir}, ${user}, ${user}, ${text}, ${intent},
@@ -80,6 +85,7 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
     ['', { from: floorHour(NOW - 30 * DAY), to: null, tz: 'UTC' }],
     [' bot', { bot: 'shop', from: floorHour(NOW - 30 * DAY), to: null, tz: 'Europe/Berlin' }],
     [' scoped', { bots: ['shop', 'help'], from: floorHour(NOW - 30 * DAY), to: null }],
+    [' all time', { from: 0, to: null, tz: 'UTC' }],
   ]
   for (const [suffix, f] of ranges) {
     const reads: Array<[string, () => Promise<unknown>]> = [
@@ -115,9 +121,12 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
           }),
       ],
       ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
+      ['usage', () => usageReport(d, capture, f)],
       ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
     ]
     for (const [n, read] of reads) {
+      // All time: the analytics reads (the firehose and lists walk their time index newest first).
+      if (suffix === ' all time' && !['overview', 'retention', 'paths', 'funnel', 'clusters'].includes(n)) continue
       name = n + suffix
       await read()
     }
@@ -126,6 +135,7 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
     answer = [{ found: 1 }]
     await notHandledReport(d, capture, { ...f, to: floorHour(NOW - 10 * DAY) })
     answer = []
+    if (suffix === ' all time') continue
     out.push({ name: `messages${suffix}`, q: recentQuery(d, f, 50) })
     out.push({ name: `messages afterId${suffix}`, q: recentQuery(d, { ...f, afterId: 150_000 }, 50) })
   }
@@ -135,6 +145,20 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
 }
 
 describe('query plans at 200 000 records', () => {
+  it('retention (a kept zone) and paths read only their summaries: nothing per user or per session', async () => {
+    const perUser =
+      /\b(FROM|JOIN)\s+(convotrack_)?(sessions|user_profiles|rollup_user_days|rollup_user_hours|retention_user_periods|messages)\b/
+    for (const d of [sqliteDialect, postgresDialect]) {
+      const reads = (await dashboardReads(d)).filter(
+        (r) => /^(retention|paths)/.test(r.name) && !r.name.endsWith(' bot'),
+      )
+      expect(reads.map((r) => r.name)).toEqual(
+        expect.arrayContaining(['retention', 'retention all time', 'paths', 'paths all time']),
+      )
+      for (const { name, q } of reads) expect(perUser.test(q.sql), `${d.name} ${name}: ${q.sql}`).toBe(false)
+    }
+  })
+
   describe('PostgreSQL', () => {
     let server: PostgresServer
     let url: string
@@ -151,6 +175,9 @@ describe('query plans at 200 000 records', () => {
           rebuildReadSummaries(postgresDialect),
           rebuildAnalytics(postgresDialect),
           rebuildSteps(postgresDialect),
+          rebuildUsage(postgresDialect),
+          rebuildPaths(postgresDialect),
+          rebuildRetention(postgresDialect, ['UTC']),
         ])
           await runStepsAsync(steps, async (q) => (await client.query(postgresDialect.sql(q.sql), q.params)).rows)
       } finally {
@@ -202,6 +229,9 @@ describe('query plans at 200 000 records', () => {
             rebuildReadSummaries(sqliteDialect),
             rebuildAnalytics(sqliteDialect),
             rebuildSteps(sqliteDialect),
+            rebuildUsage(sqliteDialect),
+            rebuildPaths(sqliteDialect),
+            rebuildRetention(sqliteDialect, ['UTC']),
           ])
             runSteps(steps, (q) => {
               const st = statements.get(q.sql) ?? db.prepare(q.sql)
@@ -231,6 +261,7 @@ describe('query plans at 200 000 records', () => {
         expect(bad).toEqual([])
         // The summaries were derived: the reads have something to read.
         expect((db.prepare('SELECT sum(messages) AS n FROM rollup_hourly').get() as { n: number }).n).toBe(RECORDS)
+        expect((db.prepare('SELECT sum(messages) AS n FROM rollup_usage').get() as { n: number }).n).toBe(RECORDS / 5)
         expect((db.prepare('SELECT sum(users) AS n FROM rollup_nh_phrases').get() as { n: number }).n).toBeGreaterThan(
           0,
         )

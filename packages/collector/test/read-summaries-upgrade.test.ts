@@ -9,6 +9,8 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { READ_SUMMARIES } from '../src/reports/read-summary-tables'
+import type { Row } from '../src/reports/report-queries'
+import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
@@ -41,7 +43,22 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
     // As a file of the version before: without the tables (a later open makes them again).
     const db = new Database(file)
     for (const spec of READ_SUMMARIES) db.exec(`DROP TABLE ${spec.name}`)
+    // Step 8 alone, as the file before it would run it (later steps are there already).
+    const latest = Number(db.pragma('user_version', { simple: true }))
     db.exec('PRAGMA user_version = 7')
+    const step = SQLITE_MIGRATIONS.filter((m) => m.version === 8)
+    expect(
+      migrateSqlite(
+        db,
+        (v) => v,
+        (q) =>
+          (db.prepare(q.sql).reader
+            ? db.prepare(q.sql).all(...q.params)
+            : (db.prepare(q.sql).run(...q.params), [])) as Row[],
+        step,
+      ),
+    ).toEqual([8])
+    db.exec(`PRAGMA user_version = ${latest}`)
     db.close()
     await expectDerived(new SqliteRecordStore(file))
   })

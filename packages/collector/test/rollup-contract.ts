@@ -90,6 +90,12 @@ export function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix =
       items.push(rec(bot, pick(['universal', 'generic', 'sms']), 'incoming', body, at))
     } else if (r < 0.7) {
       const body: Obj = { ...base, text: `reply ${i % 5}` }
+      // LLM answers (the usage report): tokens with a model, without one, and one it must not count.
+      if (i % 3 === 0)
+        body.platformJson = {
+          ...(i % 9 === 0 ? {} : { model: i % 2 ? 'model-a' : 'model-b' }),
+          usage: { inputTokens: i % 4 === 0 ? String(i) : i % 5 === 0 ? 1e300 : (i % 50) + 1, outputTokens: i % 7 },
+        }
       if (rnd() < 0.25) body.intent = { name: 'NotHandled' }
       else if (rnd() < 0.4) body.intent = { name: pick(['buy', 'track']) }
       items.push(rec(bot, 'universal', 'outgoing', body, at))
@@ -107,7 +113,7 @@ export function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix =
 }
 
 /** Every stored message, read through the firehose (all time, in pages). */
-async function allMessages(store: RecordStore): Promise<StoredMessage[]> {
+export async function allMessages(store: RecordStore): Promise<StoredMessage[]> {
   const out: StoredMessage[] = []
   let afterId = 0
   for (;;) {
@@ -234,8 +240,58 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
     .map(({ lastId: _, ...c }) => c)
 }
 
+/** A token count the usage report believes: 0 … 10¹² (a sum of larger ones would overflow). */
+const believed = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1e12
+
+/** `YYYY-MM-DD` of an instant in a time zone. */
+const localDay = (t: number, tz: string) =>
+  new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(t)
+
+/**
+ * The usage report, recounted from the stored answers' records: tokens where
+ * `platformJson.usage.inputTokens` is a number, per day in `tz` and model.
+ */
+async function expectUsageMatchesRecount(store: RecordStore, all: StoredMessage[], filter: ReadFilter) {
+  const tz = filter.tz ?? 'UTC'
+  const lines = new Map<
+    string,
+    { day: string; model: string | null; n: number; threads: Set<string>; i: number; o: number }
+  >()
+  for (const m of all) {
+    if (m.direction !== 'outgoing' || (filter.bot !== undefined && m.bot !== filter.bot) || !inRange(m.ts, filter))
+      continue
+    const record = await store.record(m.recordId)
+    const pj = (JSON.parse(record?.raw ?? '{}') as Obj).platformJson as Obj | undefined
+    const u = pj?.usage as Obj | undefined
+    const input = u?.inputTokens
+    if (!believed(input)) continue
+    const model = typeof pj?.model === 'string' ? pj.model : null
+    const day = localDay(m.ts, tz)
+    const k = `${day}/${model}`
+    const l = lines.get(k) ?? { day, model, n: 0, threads: new Set(), i: 0, o: 0 }
+    l.n++
+    l.threads.add(`${m.bot}/${m.thread}`)
+    l.i += input
+    l.o += believed(u?.outputTokens) ? u.outputTokens : 0
+    lines.set(k, l)
+  }
+  const want = [...lines.values()]
+    .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : (a.model ?? '') < (b.model ?? '') ? -1 : 1))
+    .map((l) => ({
+      day: l.day,
+      model: l.model,
+      messages: l.n,
+      conversations: l.threads.size,
+      inputTokens: l.i,
+      outputTokens: l.o,
+    }))
+  expect(await store.usage(filter)).toEqual(want)
+}
+
 export async function expectMatchesRecount(store: RecordStore, filter: ReadFilter = {}) {
   const all = await allMessages(store)
+  await expectUsageMatchesRecount(store, all, filter)
+  await expectUsageMatchesRecount(store, all, { ...filter, tz: 'Europe/Berlin' })
   const want = recount(all, filter)
   expect(await store.counts(filter)).toEqual(want.counts)
   const intents = await store.intents(filter)
@@ -322,6 +378,8 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
         40,
       )
       await expectMatchesRecount(store)
+      // The usage report has answers with and without a model to count.
+      expect(new Set((await store.usage({})).map((l) => l.model))).toEqual(new Set([null, 'model-a', 'model-b']))
       await expectMatchesRecount(store, { bot: 'shop' })
       await expectMatchesRecount(store, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
       await expectMatchesRecount(store, { bot: 'help', from: BASE + DAY })

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { SqliteRecordStore } from '@convotrack/collector'
 import { afterAll } from 'vitest'
 import { runAnalyticsContract, runSearchContract } from './analytics-contract'
+import { KEPT_ZONES, runAnalyticsRecount } from './analytics-recount'
 import { runRollupContract } from './rollup-contract'
 import { runStoreContract } from './store-contract'
 
@@ -23,5 +24,17 @@ runRollupContract('SQLite file', async () => {
   return { store: new SqliteRecordStore(file), reopen: async () => new SqliteRecordStore(file) }
 })
 
-runAnalyticsContract('SQLite in memory', async () => ({ store: new SqliteRecordStore(':memory:') }))
+runAnalyticsContract('SQLite in memory', async () => ({
+  store: new SqliteRecordStore(':memory:', { retentionZones: KEPT_ZONES }),
+}))
+runAnalyticsRecount('SQLite in memory', async (zones) => ({
+  store: new SqliteRecordStore(':memory:', { retentionZones: zones ?? KEPT_ZONES }),
+}))
+runAnalyticsRecount('SQLite file', async (zones) => {
+  const file = join(dir, `a${++n}.db`)
+  return {
+    store: new SqliteRecordStore(file, { retentionZones: zones ?? KEPT_ZONES }),
+    reopen: async (again) => new SqliteRecordStore(file, { retentionZones: again ?? KEPT_ZONES }),
+  }
+})
 runSearchContract('SQLite in memory', async () => ({ store: new SqliteRecordStore(':memory:') }))

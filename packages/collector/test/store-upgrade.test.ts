@@ -10,6 +10,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate, PG_MIGRATIONS } from '../src/store/postgres/pg-migrations'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
+import { expectAnalyticsRecount } from './analytics-recount'
 import { expectMatchesRecount } from './rollup-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
@@ -24,12 +25,20 @@ const OLD_ROWS: Array<[number, string, string, string, string, string | null, st
   [5, 'help', 'event', 'cy', 'signup', null, 'customEvent', T0 + 7_200_000],
 ]
 
+/** Retention cohorts and path prefixes are derived too (migrations 9 / 11 and the first start). */
+const ANALYTICS_RANGES = [{ from: T0 - 40 * 86_400_000, to: T0 + 40 * 86_400_000 }]
+/** An answer's LLM tokens, as `POST /v1/traces` writes them (the usage summary is derived from them). */
+const LLM = { model: 'gpt-x', usage: { inputTokens: 12, outputTokens: 3 } }
+const rawOf = (text: string, userId: string, direction: string, extra: object = {}) =>
+  JSON.stringify({ text, userId, ...extra, ...(direction === 'outgoing' ? { platformJson: LLM } : {}) })
+const USAGE = [{ day: '2026-01-05', model: 'gpt-x', messages: 1, conversations: 1, inputTokens: 12, outputTokens: 3 }]
+
 function insertOld(exec: (sql: string, params: unknown[]) => unknown, table: (n: string) => string) {
   for (const [id, bot, direction, user, text, intent, event, ts] of OLD_ROWS) {
     const type = direction
     exec(
       `INSERT INTO ${table('records')} (id, bot, platform, type, v, received_at, raw) VALUES (?, ?, 'universal', ?, '11.1.0-rest', ?, ?)`,
-      [id, bot, type, ts, JSON.stringify({ text, userId: user })],
+      [id, bot, type, ts, rawOf(text, user, direction)],
     )
     exec(
       `INSERT INTO ${table('messages')} (id, record_id, bot, platform, direction, user_id, thread, text, intent, event_type, event_name, ts)
@@ -61,7 +70,9 @@ describe('upgrading a database made before the report summaries', () => {
         { text: 'Where is my order?', count: 1, users: 1, lastTs: T0, bots: ['shop'] },
       ])
       expect(await store.counts({})).toEqual({ records: 5, messages: 5 })
+      expect(await store.usage({})).toEqual(USAGE)
       await expectMatchesRecount(store)
+      await expectAnalyticsRecount(store, ANALYTICS_RANGES)
       const [first] = await store.transcript('shop', 'ada')
       expect(first).toMatchObject({ ts: T0, receivedAt: T0 })
     } finally {
@@ -97,7 +108,7 @@ describe('upgrading a database made before the report summaries', () => {
           const [id, bot, direction, user, text, intent, event, ts] = row
           await client.query(
             `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw) VALUES ($1, $2, 'universal', $3, '11.1.0-rest', $4, $5)`,
-            [id, bot, direction, ts, JSON.stringify({ text, userId: user, i })],
+            [id, bot, direction, ts, rawOf(text, user, direction, { i })],
           )
           await client.query(
             `INSERT INTO convotrack_messages (id, record_id, bot, platform, direction, user_id, thread, text, intent, event_type, event_name, ts)
@@ -111,7 +122,9 @@ describe('upgrading a database made before the report summaries', () => {
       const store = await PgRecordStore.open(url, { listen: false })
       try {
         expect(await store.notHandled({})).toHaveLength(2)
+        expect(await store.usage({})).toEqual(USAGE)
         await expectMatchesRecount(store)
+        await expectAnalyticsRecount(store, ANALYTICS_RANGES)
       } finally {
         await store.close()
       }

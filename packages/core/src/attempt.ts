@@ -28,8 +28,8 @@ export interface AttemptOwner {
  */
 export class Attempt implements Timed {
   deadlineAt = 0
-  /** When it left, by the monotonic clock (latency for the limiter: loopback answers take < 1 ms). */
-  startedAt = performance.now()
+  /** When it left, by the clock's monotonic reading (latency for the limiter: loopback answers take < 1 ms). */
+  startedAt = 0
   status = 0
   timedOut = false
   retryAfter: string | undefined = undefined

@@ -1,3 +1,5 @@
+import type { Clock, ClockTimer } from './clock'
+
 /** Something with an absolute deadline that can be cut short (an attempt in flight). */
 export interface Timed {
   /** Milliseconds since the epoch after which it is cut. */
@@ -14,19 +16,21 @@ export interface Timed {
  */
 export class Deadlines {
   private readonly live = new Set<Timed>()
-  private sweeper: NodeJS.Timeout | undefined
+  private sweeper: ClockTimer | undefined
+  private readonly every: number
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly clock: Clock,
+  ) {
+    this.every = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)))
+  }
 
   /** Starts the clock of `t` at `now`. */
   start(t: Timed, now: number): void {
     t.deadlineAt = now + this.timeoutMs
     this.live.add(t)
-    if (!this.sweeper) {
-      const every = Math.max(10, Math.min(250, Math.floor(this.timeoutMs / 4)))
-      this.sweeper = setInterval(() => this.sweep(), every)
-      this.sweeper.unref()
-    }
+    if (!this.sweeper) this.arm()
   }
 
   /** `t` ended on its own. */
@@ -35,17 +39,24 @@ export class Deadlines {
   }
 
   stop(): void {
-    if (this.sweeper) clearInterval(this.sweeper)
+    if (this.sweeper) this.clock.clearTimeout(this.sweeper)
     this.sweeper = undefined
   }
 
-  private sweep(): void {
-    const now = Date.now()
+  /** A timer re-armed after each sweep (a clock has no interval: one kind of timer to drive). */
+  private arm(): void {
+    this.sweeper = this.clock.setTimeout(this.sweep, this.every)
+    this.sweeper.unref()
+  }
+
+  private readonly sweep = (): void => {
+    this.sweeper = undefined
+    const now = this.clock.now()
     for (const t of this.live) {
       if (t.deadlineAt > now) continue
       this.live.delete(t)
       t.expire()
     }
-    if (this.live.size === 0) this.stop()
+    if (this.live.size > 0 && !this.sweeper) this.arm()
   }
 }

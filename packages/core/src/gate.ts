@@ -1,3 +1,5 @@
+import type { Clock, ClockTimer } from './clock'
+
 /**
  * The global gate: stops every request while the service is unreachable, unavailable (503 +
  * Retry-After) or refusing everything (429 + Retry-After), then lets one probe through
@@ -18,7 +20,9 @@ export class Gate {
    * request sent after it and served says the 503 was one instance's (see `servedReopens`).
    */
   unavailableSeq: number | undefined = undefined
-  private timer: NodeJS.Timeout | undefined
+  private timer: ClockTimer | undefined
+
+  constructor(private readonly clock: Clock) {}
 
   /**
    * True while the gate is closed at `now`; then `wake` runs once when it reopens (the timer
@@ -27,7 +31,7 @@ export class Gate {
   isClosed(now: number, wake: () => void, keepAlive: boolean): boolean {
     if (this.until <= now) return false
     if (!this.timer) {
-      this.timer = setTimeout(() => {
+      this.timer = this.clock.setTimeout(() => {
         this.timer = undefined
         wake()
       }, this.until - now)
@@ -65,7 +69,7 @@ export class Gate {
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer)
+    if (this.timer) this.clock.clearTimeout(this.timer)
     this.timer = undefined
   }
 }

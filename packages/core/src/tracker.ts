@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { buildChannels, eventShape, type RecordShape } from './channels'
+import { clockOf } from './clock'
 import {
   ConfigError,
   ConvotrackError,
@@ -158,6 +159,7 @@ class TrackerImpl extends EventEmitter implements Tracker {
         },
       },
       this.ledger,
+      clockOf(opts),
     )
     this.outlet = opts.transport ? this.outletFor(opts.transport) : this.transport
     this.held = new HeldRecords({

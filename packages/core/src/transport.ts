@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import { Attempt, type AttemptOwner } from './attempt'
 import { type BatchLimits, batchBody, parseBatchHeader, parseBatchResults, recordBytes } from './batch-protocol'
+import type { Clock, ClockTimer } from './clock'
 import { Connections } from './connections'
 import { Deadlines } from './deadlines'
 import { type AttemptFailure, refusedRecordError, scrub, toTransportError } from './delivery-errors'
@@ -46,7 +47,7 @@ export class Transport implements AttemptOwner {
   /** Requests back for another attempt (the gate closed on them, or their retry delay passed). */
   private readonly returned = new Fifo<Shipment>()
   private returnedRecords = 0
-  private readonly gate = new Gate()
+  private readonly gate: Gate
   private readonly limiter: ConcurrencyLimiter
   private readonly pacer = new RatePacer()
   private readonly deadlines: Deadlines
@@ -58,7 +59,7 @@ export class Transport implements AttemptOwner {
   private retrying = 0
   private queuedBytes = 0
   private pumpScheduled = false
-  private paceTimer: NodeJS.Timeout | undefined
+  private paceTimer: ClockTimer | undefined
   /** Requests sent so far: each send's `seq` (order, not time — one kick sends several in a millisecond). */
   private sends = 0
   /**
@@ -85,7 +86,7 @@ export class Transport implements AttemptOwner {
   /** Batches may be used (`batch !== false`, and `/track/batch` never answered 404/405). */
   private batchAllowed: boolean
   private readonly waiters = new Set<() => void>()
-  private readonly retryTimers = new Map<NodeJS.Timeout, Shipment>()
+  private readonly retryTimers = new Map<ClockTimer, Shipment>()
   private destroyed = false
   /** The user's dispatcher (a proxy agent, a MockAgent), else undefined: our own connections. */
   private readonly dispatcher: Dispatcher | undefined
@@ -101,13 +102,16 @@ export class Transport implements AttemptOwner {
     private readonly hooks: TransportHooks,
     /** Where every count goes (the tracker's: see ledger.ts). */
     private readonly ledger: Ledger,
+    /** Time for every delivery rule (real time unless a test drives it: see clock.ts). */
+    private readonly clock: Clock,
   ) {
+    this.gate = new Gate(clock)
     const url = new URL(opts.baseUrl)
     this.origin = url.origin
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.batchPath = `${this.basePath}/track/batch?${new URLSearchParams({ apiKey: opts.apiKey })}`
     this.retry = { ...DEFAULT_RETRY, ...opts.retry }
-    this.deadlines = new Deadlines(opts.timeoutMs)
+    this.deadlines = new Deadlines(opts.timeoutMs, clock)
     const cap = Math.max(1, opts.concurrency)
     this.limiter = new ConcurrencyLimiter(Math.min(MIN_CONCURRENCY, cap), cap, INITIAL_CONCURRENCY)
     this.dispatcher = opts.dispatcher
@@ -146,7 +150,7 @@ export class Transport implements AttemptOwner {
     return {
       records: this.pending,
       conversations: this.lanes.size,
-      retrying: this.retrying + this.returnedRecords + (this.gate.until > Date.now() ? this.lanes.waiting : 0),
+      retrying: this.retrying + this.returnedRecords + (this.gate.until > this.clock.now() ? this.lanes.waiting : 0),
       unreachable: this.gate.connectFailures > 0,
     }
   }
@@ -221,7 +225,7 @@ export class Transport implements AttemptOwner {
     const left: RecordMeta[] = this.lanes.clear()
     for (const s of this.returned.takeAll()) left.push(...s.records)
     for (const [t, s] of this.retryTimers) {
-      clearTimeout(t)
+      this.clock.clearTimeout(t)
       left.push(...s.records)
     }
     this.retryTimers.clear()
@@ -230,7 +234,7 @@ export class Transport implements AttemptOwner {
     this.queuedBytes = 0
     this.gate.stop()
     this.deadlines.stop()
-    if (this.paceTimer) clearTimeout(this.paceTimer)
+    if (this.paceTimer) this.clock.clearTimeout(this.paceTimer)
     this.ledger.abandoned(left.length, 'failed')
     await this.connections?.destroy()
     // Requests cut by the teardown end (as failed) before close() reports.
@@ -259,7 +263,7 @@ export class Transport implements AttemptOwner {
 
   private pump(): void {
     if (this.destroyed) return
-    const now = Date.now()
+    const now = this.clock.now()
     if (now - this.arrivalsAt >= 250) {
       const rate = (this.arrivals * 1000) / (now - this.arrivalsAt)
       this.arrivalRate = this.arrivalsAt === 0 ? 0 : (this.arrivalRate + rate) / 2
@@ -273,7 +277,7 @@ export class Transport implements AttemptOwner {
       const wait = this.pacer.admit(now)
       if (wait > 0) {
         if (!this.paceTimer) {
-          this.paceTimer = setTimeout(() => {
+          this.paceTimer = this.clock.setTimeout(() => {
             this.paceTimer = undefined
             this.pump()
           }, wait)
@@ -349,11 +353,12 @@ export class Transport implements AttemptOwner {
     this.requests++
     s.attempts++
     s.round = this.gate.round
-    const now = Date.now()
+    const now = this.clock.now()
     s.sentAt = now
     s.seq = ++this.sends
     const wantsBatchHeader = !s.batch && this.batchAllowed && this.batchLimits === undefined
     const attempt = new Attempt(this, s, saturated, wantsBatchHeader)
+    attempt.startedAt = this.clock.precise()
     this.deadlines.start(attempt, now)
     let via = this.dispatcher
     if (!via) {
@@ -377,7 +382,7 @@ export class Transport implements AttemptOwner {
     if (attempt.client) this.connections?.give(attempt.client, this.limiter.limit)
     this.inFlight -= n
     this.requests--
-    const now = Date.now()
+    const now = this.clock.now()
     const status = attempt.status
     let failure: AttemptFailure | undefined
     if (error !== undefined || status === 0) {
@@ -391,7 +396,7 @@ export class Transport implements AttemptOwner {
           // An answer we cannot read: maybe stored, maybe not. The keys make a resend safe.
           failure = { status, error: undefined, body: 'batch answer without one result per record' }
         } else {
-          this.succeeded(s, status, now, performance.now() - attempt.startedAt, attempt.saturated, results)
+          this.succeeded(s, status, now, this.clock.precise() - attempt.startedAt, attempt.saturated, results)
           this.afterSettle()
           return
         }
@@ -399,7 +404,7 @@ export class Transport implements AttemptOwner {
         failure = {
           status,
           error: undefined,
-          retryAfterMs: parseRetryAfter(attempt.retryAfter),
+          retryAfterMs: parseRetryAfter(attempt.retryAfter, now),
           body: scrub(attempt.text().slice(0, 500), this.opts.secrets),
         }
       }
@@ -516,7 +521,7 @@ export class Transport implements AttemptOwner {
   private later(s: Shipment, f: AttemptFailure, delay: number, judge = false): void {
     const n = s.records.length
     this.retrying += n
-    const timer = setTimeout(() => {
+    const timer = this.clock.setTimeout(() => {
       this.retryTimers.delete(timer)
       this.retrying -= n
       if (judge) {

@@ -21,7 +21,13 @@ export const ARROWS = { incoming: '→', outgoing: '←', event: '★' }
 export const safeUrl = (u) => (typeof u === 'string' && /^https?:\/\//i.test(u) ? u : null)
 
 export function platformBadge(platform) {
-  return h('span', { class: `badge platform-${platform}` }, platform)
+  return h('span', { class: `badge platform-${platform}`, title: `platform ${platform}` }, platform)
+}
+
+/** The platform's badge beside a bot's name, or null when it would only repeat it (bot `slack` on Slack). */
+export function platformBadgeBeside(bot, platform) {
+  if (!platform || platform.toLowerCase() === String(bot).toLowerCase()) return null
+  return platformBadge(platform)
 }
 
 export function intentTag(m) {

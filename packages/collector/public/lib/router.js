@@ -22,16 +22,23 @@ function syncRange(path, query) {
   document.dispatchEvent(new CustomEvent('rangechange'))
 }
 
-/** Shows the view the hash names and loads it once. */
+/**
+ * Shows the view the hash names and loads it once. Once the load has drawn, `<body
+ * data-loaded>` is the hash it loaded (range written back): tests wait on it before checking
+ * that something is absent, so the check sees this load's page, not the one before it.
+ */
 export function route() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
   syncRange(path, query)
+  const hash = location.hash
   const parts = path.split('/')
   const view = byName.has(parts[0]) ? parts[0] : 'overview'
   state.view = view
   for (const el of document.querySelectorAll('.view')) el.classList.toggle('on', el.id === `view-${view}`)
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('on', a.dataset.view === view)
-  return report(current().load(parts.slice(1)))
+  return report(current().load(parts.slice(1))).then(() => {
+    document.body.dataset.loaded = hash
+  })
 }
 
 /** Reloads what the current view shows (new records arrived, the bot filter changed). */
@@ -40,11 +47,19 @@ export function refreshView() {
   return report((v.refresh ?? v.load)([]))
 }
 
-/** Live records arrive in bursts: one refresh per burst. */
+/**
+ * Live records arrive in bursts: one refresh per burst. Once it has finished, `<body
+ * data-refreshed-through>` is the id of the newest live message it covered: tests (and scripts)
+ * wait on it to know the page has caught up, instead of sleeping past the debounce.
+ */
 export const scheduleRefresh = debounce((also) => {
-  refreshView()
+  const through = state.lastLiveId
   // Reported, not thrown: a refresh may meet a 503 while the collector's database restarts.
-  report(also?.())
+  Promise.all([refreshView(), report(also?.())]).then(() => {
+    document.body.dataset.refreshedThrough = String(
+      Math.max(through, Number(document.body.dataset.refreshedThrough ?? 0)),
+    )
+  })
 }, 600)
 
 /** The window was resized: views that draw to its width redraw, once it settles. */

@@ -13,6 +13,8 @@ export const state = {
   focusMessage: null,
   /** Chart bucket: 'minute' | 'hour'. */
   bucket: 'minute',
+  /** The id of the newest message the live stream brought (lib/router.js marks refreshes with it). */
+  lastLiveId: 0,
   /** Operator messages sent from any dashboard, not yet matched to the bot's tracked copy. */
   operatorSends: [],
 }

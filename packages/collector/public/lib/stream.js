@@ -23,6 +23,7 @@ export function connectStream({ onRecords, onBots, onPages }) {
   })
   es.addEventListener('message', (ev) => {
     const m = claimOperatorSend(JSON.parse(ev.data))
+    state.lastLiveId = Math.max(state.lastLiveId, Number(m.id) || 0)
     addToFirehose(m, true)
     sawRecordFrom(m.bot)
     const c = state.current

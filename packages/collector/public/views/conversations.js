@@ -2,7 +2,7 @@
 // transcript (views/transcript.js).
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
-import { platformBadge, transcriptHref, when } from '../lib/format.js'
+import { platformBadge, platformBadgeBeside, transcriptHref, when } from '../lib/format.js'
 import { withRange } from '../lib/range.js'
 import { conversationName, learnThreadUser, state } from '../lib/state.js'
 import { highlightOpen, openTranscript } from './transcript.js'
@@ -39,7 +39,7 @@ function conversationItem(c, label, hint) {
         h('span', { class: 'badge count', title: 'messages in this conversation' }, c.messages),
         c.paused ? h('span', { class: 'badge paused-badge' }, 'paused') : null,
         state.bot === '' ? h('span', { class: 'badge' }, c.bot) : null,
-        platformBadge(c.platform),
+        state.bot === '' ? platformBadgeBeside(c.bot, c.platform) : platformBadge(c.platform),
       ),
       h('span', { class: 'muted' }, when(c.lastTs)),
     ),

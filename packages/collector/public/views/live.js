@@ -7,7 +7,7 @@ import {
   describe,
   intentTag,
   operatorMark,
-  platformBadge,
+  platformBadgeBeside,
   transcriptHref,
   when,
 } from '../lib/format.js'
@@ -45,7 +45,8 @@ function firehoseItem(m, fresh) {
     },
     h('span', { class: 'time' }, when(m.ts)),
     h('span', { class: 'badge' }, m.bot),
-    platformBadge(m.platform),
+    // The platform's column stays, empty when the badge would only repeat the bot's name.
+    platformBadgeBeside(m.bot, m.platform) ?? h('span'),
     h('span', { class: `dir ${m.direction}`, title: m.direction }, ARROWS[m.direction] ?? ''),
     h('span', { class: 'user', 'data-testid': 'firehose-who', title: name }, name),
     h('span', { class: 'text' }, describe(m), m.sentBy === 'operator' ? [' ', operatorMark()] : null),

@@ -2,7 +2,16 @@
 // and the operator's composer.
 import { getJson, postJson, q } from '../lib/api.js'
 import { $, copyButton, h } from '../lib/dom.js'
-import { dateTime, describe, intentTag, operatorMark, platformBadge, safeUrl, when } from '../lib/format.js'
+import {
+  dateTime,
+  describe,
+  intentTag,
+  operatorMark,
+  platformBadge,
+  platformBadgeBeside,
+  safeUrl,
+  when,
+} from '../lib/format.js'
 import { conversationName, state, userOf } from '../lib/state.js'
 import { renderHandoffPanel } from './handoff-panel.js'
 import { llmHead, llmParts, setTraceUrl } from './llm-parts.js'
@@ -313,7 +322,6 @@ export async function openTranscript(bot, thread) {
       'Send',
     ),
   )
-  const last = data.messages.at(-1)
   const name = conversationName(user, thread)
   pane.replaceChildren(
     h(
@@ -329,8 +337,8 @@ export async function openTranscript(bot, thread) {
       h(
         'div',
         { class: 'muted ids', 'data-testid': 'transcript-ids' },
-        h('span', { class: 'badge' }, bot),
-        last ? platformBadge(last.platform) : null,
+        h('strong', { class: 'bot-name', 'data-testid': 'transcript-bot', title: `Bot ${bot}` }, bot),
+        headPlatform(bot, data.messages),
         h(
           'span',
           { class: 'thread' },
@@ -355,6 +363,17 @@ export async function openTranscript(bot, thread) {
   renderHandoffPanel().catch((e) => {
     $('#takeover-alert').textContent = e.message
   })
+}
+
+/**
+ * The header's platform badge: the platform of the latest message that is not an event (an
+ * event carries the value it was posted with, `generic` by default), and only when it says
+ * more than the bot's name (a bot named `slack` on Slack shows no second "slack").
+ */
+function headPlatform(bot, messages) {
+  const badge = platformBadgeBeside(bot, messages.findLast((m) => m.direction !== 'event')?.platform)
+  badge?.setAttribute('data-testid', 'transcript-platform')
+  return badge
 }
 
 /** A live message of the open transcript. */

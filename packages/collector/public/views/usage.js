@@ -2,13 +2,14 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { table } from '../lib/format.js'
+import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
 const n = (x) => x.toLocaleString()
 const dollars = (x) => (x == null ? '' : `$${x < 0.01 ? x.toFixed(4) : x.toFixed(2)}`)
 
 async function load() {
-  const r = await getJson(`api/reports/usage${q({ bot: state.bot, days: 30 })}`)
+  const r = await getJson(`api/reports/usage${q(withRange({ bot: state.bot }))}`)
   table(
     $('#usage'),
     [

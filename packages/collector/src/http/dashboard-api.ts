@@ -7,7 +7,7 @@ import type { LiveFeed } from '../live/live-feed'
 import { OperatorLog, takeoverMarks } from '../live/operator-log'
 import type { Takeover } from '../live/takeover'
 import type { LlmPrice, MessengerPageConfig } from '../options'
-import { DAY_MS } from '../reports/range'
+import { DAY_MS, dayStart, HOUR_MS } from '../reports/range'
 import { isConversationCursor } from '../reports/report-queries'
 import type { RecordStore } from '../store/store'
 import { analyticsRoutes } from './analytics-api'
@@ -204,11 +204,15 @@ export function dashboardApi(deps: {
     ])
   })
   api.get('/reports/usage', async (req, res) => {
-    const days = Math.min(Math.max(1, Math.floor(intParam(req, 'days') ?? 30)), 3660)
-    // Whole UTC days: today and the days before it.
-    const today = Math.floor(Date.now() / 86_400_000) * 86_400_000
-    const since = today - (days - 1) * 86_400_000
-    const lines = await deps.store.usage({ ...filterOf(req, res), since })
+    const filter = readOf(req, res)
+    const daysQ = intParam(req, 'days')
+    let since = filter.from
+    if (daysQ !== undefined || (req.query.from === undefined && req.query.all === undefined)) {
+      // `days`: whole days in `tz` (default UTC), today and the days before it.
+      const days = Math.min(Math.max(1, Math.floor(daysQ ?? 30)), 3660)
+      since = dayStart(filter.tz, dayStart(filter.tz, Date.now()) - (days - 1) * DAY_MS + 12 * HOUR_MS)
+    }
+    const lines = await deps.store.usage({ ...filter, from: since })
     const prices = deps.llmPrices ?? {}
     const priced = lines.map((l) => {
       const p = l.model === null ? undefined : prices[l.model]

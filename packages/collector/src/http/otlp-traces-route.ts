@@ -17,6 +17,7 @@ import {
   statusAnswer,
   turnRecords,
 } from '../otlp/index'
+import { WaitingSpans } from '../otlp/waiting-spans'
 import type { RecordStore } from '../store/store'
 
 /** The OTLP/HTTP traces path (the OpenTelemetry exporters' default path under their endpoint). */
@@ -71,6 +72,8 @@ export function otlpTracesRoute(deps: {
   onStored?: StoredHook | undefined
 }): Router {
   const router = express.Router()
+  // A turn's model calls and tool spans that arrived before its head (one span per export).
+  const waiting = new WaitingSpans()
 
   const head = (req: Request, res: Response, next: NextFunction) => {
     const encoding = otlpEncoding(req.headers['content-type'])
@@ -167,11 +170,17 @@ export function otlpTracesRoute(deps: {
         return send(res, e.status, statusAnswer(encoding, GRPC.INVALID_ARGUMENT, e.message))
       }
 
-      const { turns, ignored } = chatTurns(spans.spans)
+      const all = waiting.join(bot, spans.spans)
+      const found = chatTurns(all)
+      const { turns } = found
+      // Spans waiting for their parent are not ignored (yet): they join its export.
+      const ignored = found.ignored - waiting.keep(bot, all, found.unused)
       const accepted: AcceptedRecord[] = []
+      /** The turn (index) of each accepted record. */
+      const turnOf: number[] = []
       let refusedTurns = 0
       let refusal = ''
-      for (const turn of turns) {
+      for (const [t, turn] of turns.entries()) {
         const records: AcceptedRecord[] = []
         try {
           for (const r of turnRecords(turn)) {
@@ -195,6 +204,7 @@ export function otlpTracesRoute(deps: {
             })
           }
           accepted.push(...records)
+          for (const _ of records) turnOf.push(t)
         } catch (e) {
           if (!(e instanceof RequestError)) throw e
           refusedTurns++
@@ -210,6 +220,8 @@ export function otlpTracesRoute(deps: {
         })
       } catch (e) {
         console.error('[convotrack-collector] store failed; OTLP export answered 503', (e as Error)?.message ?? e)
+        // The exporter retries this export: the spans that joined it wait for it again.
+        waiting.keep(bot, [], all.slice(spans.spans.length))
         res.locals.errorCode = 'store_unavailable'
         res.setHeader('retry-after', '1')
         return send(
@@ -222,12 +234,17 @@ export function otlpTracesRoute(deps: {
           ),
         )
       }
-      // A message the store refused for itself (a reused key, a value it cannot keep) is rejected alone.
-      const refusedMessages = stored.filter((s) => s instanceof RequestError)
-      if (refusedMessages.length > 0) {
-        refusal ||= (refusedMessages[0] as RequestError).message
-        refusedTurns += refusedMessages.length
-      }
+      // A message the store refused for itself (a value it cannot keep) rejects its turn alone. A
+      // key already used for another version of the message is not a refusal: the same message
+      // of the same trace, described by another span of the turn (an agent span after its model
+      // span, in a later export), was stored first.
+      const refusedBy = new Set<number>()
+      for (const [i, s] of stored.entries())
+        if (s instanceof RequestError && s.code !== 'idempotency_key_reused') {
+          refusal ||= s.message
+          refusedBy.add(turnOf[i] as number)
+        }
+      refusedTurns += refusedBy.size
       const rejected = spans.invalid + refusedTurns
       deps.metrics.otlpSpans.inc({ outcome: 'turn' }, turns.length - refusedTurns)
       if (ignored > 0) deps.metrics.otlpSpans.inc({ outcome: 'ignored' }, ignored)

@@ -19,6 +19,8 @@ export interface ChatTurn {
   /** The span that heads the turn (the outermost span describing it). */
   spanId: string
   startTimeUnixNano: bigint
+  /** When its last span ended (the answer's time). */
+  endTimeUnixNano: bigint
   style: TurnStyle
   /** Undefined when no span of the turn names one. */
   conversationId: string | undefined
@@ -50,6 +52,8 @@ export interface ChatTurns {
   turns: ChatTurn[]
   /** Spans that are not part of a chat turn (HTTP, database, embeddings, our own…). */
   ignored: number
+  /** Those spans (the route keeps the model calls and tool spans whose parent may come later). */
+  unused: OtlpSpan[]
 }
 
 const key = (traceId: string, spanId: string) => `${traceId}/${spanId}`
@@ -109,12 +113,12 @@ export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
   }
 
   const assembled: Array<{ turn: ChatTurn; level: SpanReading['level'] }> = []
-  let used = 0
+  const used = new Set<OtlpSpan>()
   for (const [head, inner] of members) {
     const turn = assemble(head, readings, inner, toolsOf.get(head) ?? [], ancestors(head), tools)
     if (!turn) continue
     assembled.push({ turn, level: (readings.get(head) as SpanReading).level })
-    used += 1 + inner.length + (toolsOf.get(head)?.length ?? 0)
+    for (const s of [head, ...inner, ...(toolsOf.get(head) ?? [])]) used.add(s)
   }
   assembled.sort((a, b) => compareNanos(a.turn.startTimeUnixNano, b.turn.startTimeUnixNano))
   const turns = mergeSteps(assembled)
@@ -128,9 +132,10 @@ export function chatTurns(spans: readonly OtlpSpan[]): ChatTurns {
     if (!target) continue
     target.result = call.result
     target.arguments ??= call.arguments
-    used++
+    used.add(t)
   }
-  return { turns, ignored: spans.length - used }
+  const unused = spans.filter((s) => !used.has(s))
+  return { turns, ignored: unused.length, unused }
 }
 
 const compareNanos = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0)
@@ -159,6 +164,7 @@ function mergeSteps(assembled: ReadonlyArray<{ turn: ChatTurn; level: SpanReadin
         inputTokens: (into.usage?.inputTokens ?? 0) + turn.usage.inputTokens,
         outputTokens: (into.usage?.outputTokens ?? 0) + turn.usage.outputTokens,
       }
+    if (turn.endTimeUnixNano > into.endTimeUnixNano) into.endTimeUnixNano = turn.endTimeUnixNano
     into.model ??= turn.model
     into.conversationId ??= turn.conversationId
     into.userId ??= turn.userId
@@ -218,6 +224,7 @@ function assemble(
     traceId: head.traceId,
     spanId: head.spanId,
     startTimeUnixNano: head.startTimeUnixNano,
+    endTimeUnixNano: [head, ...inner].reduce((t, s) => (s.endTimeUnixNano > t ? s.endTimeUnixNano : t), 0n),
     style: own.style,
     conversationId: ids.conversationId,
     userId: ids.userId,

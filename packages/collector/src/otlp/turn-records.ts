@@ -12,6 +12,11 @@ export interface OtlpPlatformJson {
   spanId: string
   source: 'otlp'
   style: TurnStyle
+  /**
+   * Event time, epoch ms: the turn's start for the user's message, its end for the answer (the
+   * collector's `platformJson.timestamp`: reports count the turn when it happened).
+   */
+  timestamp?: number
   /** True when no span of the turn named a conversation: it is a conversation of its own trace. */
   noConversationId?: true
   /** Outgoing: the model that answered. */
@@ -41,6 +46,9 @@ export const TOOL_TEXT_LIMIT = 2000
 const clip = (t: string | undefined) =>
   t !== undefined && t.length > TOOL_TEXT_LIMIT ? `${t.slice(0, TOOL_TEXT_LIMIT)}…` : t
 
+/** A span time as `platformJson.timestamp` (none for a zero time: the collector's clock stands in). */
+const timeOf = (nanos: bigint): { timestamp?: number } => (nanos > 0n ? { timestamp: Number(nanos / 1_000_000n) } : {})
+
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
 
 /**
@@ -60,12 +68,12 @@ export function turnRecords(turn: ChatTurn): TurnRecord[] {
   if (turn.input !== undefined)
     records.push({
       type: 'incoming',
-      body: { text: turn.input, userId, conversationId, platformJson: base },
+      body: { text: turn.input, userId, conversationId, platformJson: { ...base, ...timeOf(turn.startTimeUnixNano) } },
       idempotencyKey: `otlp:${turn.traceId}:in:${digest(turn.input)}`,
     })
   if (turn.output !== undefined || turn.toolCalls.length > 0) {
     const text = turn.output ?? ''
-    const platformJson: OtlpPlatformJson = { ...base }
+    const platformJson: OtlpPlatformJson = { ...base, ...timeOf(turn.endTimeUnixNano) }
     if (turn.model) platformJson.model = turn.model
     if (turn.usage) platformJson.usage = turn.usage
     if (turn.toolCalls.length > 0)

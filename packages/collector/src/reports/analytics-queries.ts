@@ -5,20 +5,14 @@
  */
 import type { ReadFilter } from '../store/store'
 import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
-import type {
-  FunnelLine,
-  FunnelStep,
-  OverviewDay,
-  OverviewReport,
-  PathLine,
-  RetentionCohort,
-  RetentionReport,
-} from './analytics-types'
+import type { FunnelLine, FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
-import { type Period, periodIndex, periodStart } from './periods'
-import { DAY_MS, dayStart, hourRange } from './range'
+import { pathCounts } from './path-prefixes'
+import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
+import { DAY_MS, dayStart, floorHour, HOUR_MS, hourRange } from './range'
 import type { Exec, Row } from './report-queries'
+import { cohortRows, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
 
 export type {
@@ -64,6 +58,16 @@ async function hourly(d: Dialect, exec: Exec, filter: ReadFilter, table: string,
  */
 async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<number> {
   const r = hourRange(filter)
+  if (r.to === null) {
+    // A range open at its end (the default, all time): a user has a message in it exactly when
+    // their last message is in it — one row per user active in the range, on the last_ts index.
+    const params: unknown[] = [r.from]
+    const rows = await exec({
+      sql: `SELECT count(*) AS n FROM ${d.table(USERS.name)} WHERE last_ts >= ?${scopeSql(d, filter, params)}`,
+      params,
+    })
+    return num(rows[0]?.n)
+  }
   const firstDay = Math.ceil(r.from / DAY_MS) * DAY_MS
   const lastDay = r.to === null ? null : Math.floor(r.to / DAY_MS) * DAY_MS
   const params: unknown[] = []
@@ -201,51 +205,102 @@ export async function overviewReport(
 }
 
 /**
- * Cohorts by the period (in `tz`) of each user's first message inside the range; activity from
- * the users-per-day summary (a UTC day counts in the period its noon falls in, so in a zone
- * other than UTC a period's edges are a day's width apart at most).
+ * Cohorts: users first seen in each period (day, week from Monday, month, in `tz`) whose start
+ * lies in the range (the period holding `from` whole), and how many of them were active k periods
+ * later, up to `to`. In one of the kept `zones`, from the cohort table (grows with periods², not
+ * users); in another zone, from each cohort user's active hours (exact to the hour).
  */
 export async function retentionReport(
   d: Dialect,
   exec: Exec,
   filter: ReadFilter & { period: Period; now: number },
+  zones: readonly string[] = DEFAULT_RETENTION_ZONES,
 ): Promise<RetentionReport> {
-  const r = hourRange(filter)
-  const end = r.to ?? filter.now
-  // The last cohort column: the period holding the range's last instant (not its widened hour).
-  const last = periodStart(filter.tz ?? 'UTC', (filter.to ?? filter.now) - 1, filter.period)
   const tz = filter.tz ?? 'UTC'
-  const params: unknown[] = [r.from, end]
-  const scope = scopeSql(d, filter, params, 'p.bot')
-  params.push(Math.floor(r.from / DAY_MS) * DAY_MS, end)
-  const rows = await exec({
-    sql: `SELECT p.bot, p.user_id, p.first_ts, u.day FROM ${d.table(USERS.name)} p
-      JOIN ${d.table(USER_DAYS.name)} u ON u.bot = p.bot AND u.user_id = p.user_id
-      WHERE p.first_ts >= ? AND p.first_ts < ?${scope} AND u.day >= ? AND u.day < ?`,
-    params,
-  })
-  const cohorts = new Map<number, { users: Set<string>; active: Array<Set<string>> }>()
-  for (const row of rows) {
-    const first = num(row.first_ts)
-    const start = periodStart(tz, first, filter.period)
-    let c = cohorts.get(start)
-    if (!c) {
-      const n = periodIndex(tz, start, last, filter.period) + 1
-      c = { users: new Set(), active: Array.from({ length: Math.max(1, n) }, () => new Set<string>()) }
-      cohorts.set(start, c)
-    }
-    const user = `${String(row.bot)}\u0000${String(row.user_id)}`
-    c.users.add(user)
-    ;(c.active[0] as Set<string>).add(user)
-    const k = periodIndex(tz, start, Math.max(first, num(row.day) + DAY_MS / 2), filter.period)
-    if (k > 0 && k < c.active.length) (c.active[k] as Set<string>).add(user)
-  }
+  const to = filter.to ?? filter.now
+  const from = periodStart(tz, filter.from ?? 0, filter.period)
+  // The last cohort column: the period holding the range's last instant.
+  const last = periodStart(tz, to - 1, filter.period)
+  const table = zones.includes(tz)
+    ? await cohortRows(d, exec, {
+        zone: tz,
+        period: filter.period,
+        from,
+        to,
+        scope: (params) => scopeSql(d, filter, params),
+      })
+    : await cohortsFromHours(d, exec, { ...filter, tz, from, to: nextPeriod(tz, last, filter.period) })
   return {
     period: filter.period,
-    cohorts: [...cohorts.entries()]
+    cohorts: [...table.entries()]
       .sort((a, b) => a[0] - b[0])
-      .map(([start, c]) => ({ start, users: c.users.size, active: c.active.map((s) => s.size) })),
+      .map(([start, active]) => {
+        const n = Math.max(1, periodIndex(tz, start, last, filter.period) + 1)
+        return { start, users: active.get(0) ?? 0, active: Array.from({ length: n }, (_, k) => active.get(k) ?? 0) }
+      }),
   }
+}
+
+/** The cohort table of a zone whose cohorts are not kept: each cohort user's active hours. */
+async function cohortsFromHours(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter & { period: Period; tz: string; from: number; to: number },
+): Promise<Map<number, Map<number, number>>> {
+  const params: unknown[] = [filter.from, filter.to]
+  const scope = scopeSql(d, filter, params, 'p.bot')
+  params.push(floorHour(filter.from), filter.to)
+  const rows = await exec({
+    sql: `SELECT p.bot, p.user_id, p.first_ts, u.hour FROM ${d.table(USERS.name)} p
+      JOIN ${d.table(USER_HOURS.name)} u ON u.bot = p.bot AND u.user_id = p.user_id
+      WHERE p.first_ts >= ? AND p.first_ts < ?${scope} AND u.hour >= ? AND u.hour < ?`,
+    params,
+  })
+  // Every zone's offset is a multiple of 15 minutes, so a period's edges are too: its start and
+  // index are memoised per 15-minute slot (a zone's rules cost microseconds per call).
+  const slot = 15 * 60_000
+  const starts = new Map<number, number>()
+  const startOf = (t: number): number => {
+    const q = Math.floor(t / slot) * slot
+    let v = starts.get(q)
+    if (v === undefined) {
+      v = periodStart(filter.tz, q, filter.period)
+      starts.set(q, v)
+    }
+    return v
+  }
+  const indexes = new Map<string, number>()
+  const indexOf = (start: number, t: number): number => {
+    const p = startOf(t)
+    const key = `${start}:${p}`
+    let v = indexes.get(key)
+    if (v === undefined) {
+      v = periodIndex(filter.tz, start, p, filter.period)
+      indexes.set(key, v)
+    }
+    return v
+  }
+  const seen = new Map<number, Map<number, Set<string>>>()
+  for (const row of rows) {
+    const first = num(row.first_ts)
+    const start = startOf(first)
+    const k = indexOf(start, Math.max(first, num(row.hour)))
+    const user = `${String(row.bot)}\u0000${String(row.user_id)}`
+    let c = seen.get(start)
+    if (!c) {
+      c = new Map()
+      seen.set(start, c)
+    }
+    for (const i of k === 0 ? [0] : [0, k]) {
+      let s = c.get(i)
+      if (!s) {
+        s = new Set()
+        c.set(i, s)
+      }
+      s.add(user)
+    }
+  }
+  return new Map([...seen].map(([start, c]) => [start, new Map([...c].map(([k, s]) => [k, s.size]))]))
 }
 
 /** Deepest `depth` the paths report takes. */
@@ -254,34 +309,20 @@ export const PATH_DEPTH_LIMIT = PATH_DEPTH_MAX
 /**
  * The most common sequences of the first `depth` incoming intents of sessions that started in
  * the range (a session with fewer intents gives its shorter path), most sessions first (at most
- * `limit`). Reads the sessions summary by its start-time index.
+ * `limit`). Reads the path-prefix summary: hours × distinct paths, never one row per session.
  */
 export async function pathsReport(
   d: Dialect,
   exec: Exec,
   filter: ReadFilter & { depth: number; limit: number },
 ): Promise<PathLine[]> {
-  const params: unknown[] = []
-  const rows = await exec({
-    sql: `SELECT intents FROM ${d.table(SESSIONS.name)} WHERE 1 = 1${hours(filter, params, 'start_ts')}${scopeSql(d, filter, params)}`,
-    params,
+  const counts = await pathCounts(d, exec, {
+    depth: filter.depth,
+    range: (params) => hours(filter, params),
+    scope: (params) => scopeSql(d, filter, params),
   })
-  const counts = new Map<string, PathLine>()
-  for (const r of rows) {
-    let intents: Array<[number, string]>
-    try {
-      intents = JSON.parse(String(r.intents ?? '[]'))
-    } catch {
-      continue
-    }
-    const path = intents.slice(0, filter.depth).map((x) => x[1])
-    if (path.length === 0) continue
-    const key = JSON.stringify(path)
-    const line = counts.get(key)
-    if (line) line.sessions++
-    else counts.set(key, { intents: path, sessions: 1 })
-  }
-  return [...counts.values()]
+  return counts
+    .map((c) => ({ intents: c.path, sessions: c.sessions }))
     .sort((a, b) => b.sessions - a.sessions || (a.intents.join('\u0000') < b.intents.join('\u0000') ? -1 : 1))
     .slice(0, filter.limit)
 }
@@ -325,41 +366,29 @@ export async function funnelReport(
   exec: Exec,
   filter: ReadFilter & { steps: readonly FunnelStep[] },
 ): Promise<FunnelLine[]> {
-  const distinct = [...new Map(filter.steps.map((s) => [`${s.kind}:${s.name}`, s])).values()]
-  const params: unknown[] = []
-  const pairs = distinct
-    .map((s) => {
-      params.push(s.kind, s.name)
-      return '(kind = ? AND name = ?)'
-    })
-    .join(' OR ')
-  const rows = await exec({
-    sql: `SELECT bot, user_id, kind, name, first_ts, last_ts FROM ${d.table(USER_STEPS.name)}
-      WHERE (${pairs})${hours(filter, params)}${scopeSql(d, filter, params)}`,
-    params,
-  })
-  const byUser = new Map<string, Map<string, Array<[number, number]>>>()
-  for (const r of rows) {
-    const user = `${String(r.bot)}\u0000${String(r.user_id)}`
-    const step = `${String(r.kind)}:${String(r.name)}`
-    let steps = byUser.get(user)
-    if (!steps) {
-      steps = new Map()
-      byUser.set(user, steps)
-    }
-    steps.set(step, [...(steps.get(step) ?? []), [num(r.first_ts), num(r.last_ts)]])
+  const table = d.table(USER_STEPS.name)
+  const [first, ...rest] = filter.steps as [FunnelStep, ...FunnelStep[]]
+  // Step 1: the users who did it in the range and their first time (index on kind, name, hour).
+  const params: unknown[] = [first.kind, first.name]
+  const ctes = [
+    `f0 AS MATERIALIZED (SELECT bot, user_id, min(first_ts) AS t FROM ${table}
+      WHERE kind = ? AND name = ?${hours(filter, params)}${scopeSql(d, filter, params)} GROUP BY bot, user_id)`,
+  ]
+  // Materialised: each is read by the next and by the count. Each next step: those users' earliest time of it after the previous step's (index on bot,
+  // user_id, hour from the previous step's hour); the grouping happens in the database.
+  for (const [i, step] of rest.entries()) {
+    const within = hours(filter, params, 's.hour')
+    params.push(step.kind, step.name)
+    ctes.push(
+      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
+        min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
+      FROM f${i} p JOIN ${table} s ON s.bot = p.bot AND s.user_id = p.user_id
+        AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.kind = ? AND s.name = ? AND s.last_ts > p.t
+      GROUP BY p.bot, p.user_id)`,
+    )
   }
-  const reached = filter.steps.map(() => 0)
-  for (const steps of byUser.values()) {
-    let t = Number.NEGATIVE_INFINITY
-    for (const [i, s] of filter.steps.entries()) {
-      let next = Number.POSITIVE_INFINITY
-      for (const [first, last] of steps.get(`${s.kind}:${s.name}`) ?? [])
-        next = Math.min(next, first > t ? first : last > t ? last : Number.POSITIVE_INFINITY)
-      if (next === Number.POSITIVE_INFINITY) break
-      reached[i] = (reached[i] as number) + 1
-      t = next
-    }
-  }
+  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
+  const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
+  const reached = filter.steps.map((_, i) => num(row?.[`n${i}`]))
   return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: reached[i] as number }))
 }

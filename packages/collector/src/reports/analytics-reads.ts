@@ -13,10 +13,10 @@ import { searchQuery } from './search-query'
 /** The analytics reads of a store. */
 export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'search' | 'paths' | 'funnel'>
 
-export function analyticsReads(d: Dialect, exec: Exec, gapMs: number): AnalyticsReads {
+export function analyticsReads(d: Dialect, exec: Exec, gapMs: number, zones: readonly string[]): AnalyticsReads {
   return {
     overview: (filter) => overviewReport(d, exec, filter, gapMs),
-    retention: (filter) => retentionReport(d, exec, filter),
+    retention: (filter) => retentionReport(d, exec, filter, zones),
     paths: (filter) => pathsReport(d, exec, filter),
     funnel: (filter) => funnelReport(d, exec, filter),
     search: async (filter) =>

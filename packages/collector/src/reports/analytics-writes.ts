@@ -7,9 +7,11 @@
 import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
+import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
-import { addRow, type Deltas, type RollupMessage } from './rollup-delta'
+import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention } from './retention-cohorts'
+import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
 import { deleteKeysQueries, dropEmptyQueries, type RollupRow, upsertQueries } from './rollup-tables'
 import { rollupMessage, type Steps } from './rollup-writes'
 import { joinSessions, type Session, type SessionPoint } from './sessions'
@@ -100,6 +102,12 @@ function addStep(deltas: Deltas, m: RollupMessage): void {
   })
 }
 
+/**
+ * The summaries later migrations added (funnel steps, path prefixes, retention cohorts of
+ * `zones`), or false while the migration that derives the sessions runs before they exist.
+ */
+export type LaterSummaries = { zones: readonly string[] } | false
+
 /** Adds ±1 session to its start hour. */
 function countSession(deltas: Deltas, s: Session, sign: 1 | -1): void {
   addRow(deltas, SESSION_HOURS, { bot: s.bot, hour: floorHour(s.start), sessions: sign })
@@ -108,6 +116,8 @@ function countSession(deltas: Deltas, s: Session, sign: 1 | -1): void {
 function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: Session[]): Steps {
   for (const s of removed) countSession(deltas, s, -1)
   for (const s of added) countSession(deltas, s, 1)
+  for (const s of removed) countPaths(deltas, s, -1)
+  for (const s of added) countPaths(deltas, s, 1)
   for (const q of deleteKeysQueries(d, SESSIONS, removed.map(sessionRow))) yield q
   for (const q of upsertQueries(d, SESSIONS, added.map(sessionRow))) yield q
 }
@@ -117,11 +127,20 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
  * dropping rows whose count reached 0: every writer (ingest, erasure, retention) locks summary
  * rows in the same order, so two PostgreSQL transactions never wait on each other in a circle.
  */
-function* flush(d: Dialect, deltas: Deltas): Steps {
-  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS]) {
+function* flush(d: Dialect, deltas: Deltas, late?: Late): Steps {
+  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS, PATH_PREFIXES]) {
+    if (spec === PATH_PREFIXES) {
+      yield* flushPaths(d, deltas)
+      continue
+    }
+    if (late?.takes(spec)) {
+      for (const row of deltas.get(spec)?.values() ?? []) addRow(late.deltas, spec, row)
+      continue
+    }
     const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
     for (const q of upsertQueries(d, spec, list)) yield q
-    if (spec === SESSION_HOURS || spec === FEEDBACK) for (const q of dropEmptyQueries(d, spec, list)) yield q
+    // Users per hour too: a user-hour all of whose messages went must not count as active.
+    if (spec.live) for (const q of dropEmptyQueries(d, spec, list)) yield q
   }
 }
 
@@ -130,7 +149,14 @@ function* flush(d: Dialect, deltas: Deltas): Steps {
  * hour, and rates each feedback event's answer (the thread's last outgoing message stored before
  * it) — its score and the rated intent are kept on the event's row, so taking it back is exact.
  */
-export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], gapMs: number, withSteps = true): Steps {
+export function* ingestAnalytics(
+  d: Dialect,
+  fresh: readonly RollupMessage[],
+  gapMs: number,
+  later: LaterSummaries = { zones: DEFAULT_RETENTION_ZONES },
+  late?: Late,
+): Steps {
+  const withSteps = later !== false
   const deltas: Deltas = new Map()
   const groups = new Map<string, { bot: string; userId: string; sid: string; points: SessionPoint[] }>()
   for (const m of fresh) {
@@ -194,6 +220,13 @@ export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], ga
     added.push(...joinSessions(g, before, g.points, gapMs))
   }
   yield* writeSessions(d, deltas, removed, added)
+  if (!withSteps) deltas.delete(PATH_PREFIXES)
+  else
+    yield* applyRetention(
+      d,
+      fresh.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts })),
+      later.zones,
+    )
 
   const rated = fresh.filter((m) => isFeedback(m) && m.score !== null && m.score !== undefined)
   const messages = d.table('messages')
@@ -210,7 +243,7 @@ export function* ingestAnalytics(d: Dialect, fresh: readonly RollupMessage[], ga
     }
     addRow(deltas, FEEDBACK, { bot: m.bot, hour: floorHour(m.ts), intent, n: 1, score_sum: m.score as number })
   }
-  yield* flush(d, deltas)
+  yield* flush(d, deltas, late)
 }
 
 const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.userId, g.sid].join(sep)
@@ -220,7 +253,13 @@ const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.use
  * sessions of each touched user and the feedback of each touched hour are derived again from
  * the messages that remain.
  */
-export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[], gapMs: number): Steps {
+export function* takeBackAnalytics(
+  d: Dialect,
+  doomed: readonly RollupMessage[],
+  gapMs: number,
+  zones: readonly string[] = DEFAULT_RETENTION_ZONES,
+  late?: Late,
+): Steps {
   const users = new Map<string, { bot: string; userId: string }>()
   for (const m of doomed) if (m.userId !== '') users.set(`${m.bot}${sep}${m.userId}`, { bot: m.bot, userId: m.userId })
   // The same order as ingest: users' locks, sessions, then the summed tables (flush).
@@ -255,6 +294,11 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
   // Sessions that stay as they were are deleted and written again: their counts net to 0.
   yield* writeSessions(d, deltas, removed, [])
   yield* writeSessions(d, deltas, [], added)
+  yield* takeBackRetention(
+    d,
+    doomed.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts })),
+    zones,
+  )
 
   // Feedback of each touched hour, from the events that remain (their score and rated intent are on their rows).
   const hours = new Map<string, { bot: string; hour: number }>()
@@ -286,7 +330,7 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
     }
     for (const r of rows) addStep(again, stepMessage(r))
   }
-  yield* flush(d, deltas)
+  yield* flush(d, deltas, late)
   for (const k of stepHours.values())
     yield {
       sql: `DELETE FROM ${d.table(USER_STEPS.name)} WHERE bot = ? AND user_id = ? AND hour = ?`,
@@ -294,7 +338,7 @@ export function* takeBackAnalytics(d: Dialect, doomed: readonly RollupMessage[],
     }
   for (const h of hours.values())
     yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
-  yield* flush(d, again)
+  yield* flush(d, again, late)
 }
 
 /** Messages read per step of a rebuild. */
@@ -305,9 +349,8 @@ const REBUILD_PAGE = 5_000
  * feedback event's score is read from its record. Messages are fed in arrival order through
  * the ingest path (sessions join in any order).
  */
-export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GAP_MS, withSteps = false): Steps {
-  for (const spec of withSteps ? [...ANALYTICS_ROLLUPS, USER_STEPS] : ANALYTICS_ROLLUPS)
-    yield { sql: `DELETE FROM ${d.table(spec.name)}`, params: [] }
+export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GAP_MS): Steps {
+  for (const spec of ANALYTICS_ROLLUPS) yield { sql: `DELETE FROM ${d.table(spec.name)}`, params: [] }
   const messages = d.table('messages')
   for (let after = 0; ; ) {
     const rows = yield {
@@ -328,7 +371,7 @@ export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GA
         score: r.raw === null || r.raw === undefined ? null : scoreOfRaw(String(r.raw)),
       })),
       gapMs,
-      withSteps,
+      false,
     )
   }
 }

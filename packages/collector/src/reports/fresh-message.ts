@@ -6,6 +6,7 @@ import type { NormalizedMessage } from '../ingest/normalize'
 import type { IncomingRecord, StoredMessage } from '../store/store'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import type { RollupMessage } from './rollup-delta'
+import { usageOfRecord } from './usage-rollup'
 
 /** What SQLite's `json_extract(raw, path)` gives, as text (null when absent, JSON null or not JSON). */
 export function extractText(raw: string, path: readonly string[]): string | null {
@@ -69,6 +70,7 @@ export function freshMessage(
       nh: m.direction === 'incoming' && m.intent === 'NotHandled',
       sessionId: m.sessionId,
       score: m.event?.type === 'customEvent' && m.event.name === FEEDBACK_EVENT ? feedbackScore(m.event.body) : null,
+      usage: usageOfRecord(record.type, record.raw),
     },
   }
 }

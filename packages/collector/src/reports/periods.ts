@@ -36,3 +36,11 @@ export function periodIndex(tz: string, origin: number, t: number, period: Perio
   }
   return month(b) - month(a)
 }
+
+/** A little more than the longest period of each kind (a DST day is 25 hours, a month 31 days). */
+const PAST_END: Record<Period, number> = { day: 36 * HOUR_MS, week: 8 * DAY_MS, month: 32 * DAY_MS }
+
+/** Start of the period after the one starting at `start` (a period start in `tz`). */
+export function nextPeriod(tz: string, start: number, period: Period): number {
+  return periodStart(tz, start + PAST_END[period], period)
+}

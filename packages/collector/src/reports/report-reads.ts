@@ -11,6 +11,7 @@ import type {
   RecordStore,
   Segment,
   TimelineBucket,
+  UsageLine,
 } from '../store/store'
 import { clampLimit } from '../store/store-rows'
 import type { Dialect } from './dialect'
@@ -24,11 +25,12 @@ import {
   segmentsReport,
   timelineReport,
 } from './report-queries'
+import { usageReport } from './usage-rollup'
 
 /** The reads of a store that answer from the summary tables. */
 export type ReportReads = Pick<
   RecordStore,
-  'conversations' | 'notHandled' | 'intents' | 'events' | 'segments' | 'timeline' | 'counts'
+  'conversations' | 'notHandled' | 'intents' | 'events' | 'segments' | 'timeline' | 'counts' | 'usage'
 >
 
 export function reportReads(d: Dialect, exec: Exec): ReportReads {
@@ -43,5 +45,6 @@ export function reportReads(d: Dialect, exec: Exec): ReportReads {
     timeline: (filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> =>
       timelineReport(d, exec, filter),
     counts: (filter: ReadFilter = {}) => countsReport(d, exec, filter),
+    usage: (filter: ReadFilter & { since?: number }): Promise<UsageLine[]> => usageReport(d, exec, filter),
   }
 }

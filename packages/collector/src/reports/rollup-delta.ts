@@ -16,6 +16,14 @@ import {
   USERS,
 } from './rollup-tables'
 
+/** An answer's tokens, as its record carries them. */
+export interface LlmUsage {
+  /** '' when the record names no model. */
+  model: string
+  inputTokens: number
+  outputTokens: number
+}
+
 /** A stored message as the summaries see it. */
 export interface RollupMessage {
   id: number
@@ -41,6 +49,8 @@ export interface RollupMessage {
   sessionId?: string | null
   /** A feedback event's score normalised to −1 … 1 (feedback-score.ts); absent or null: not feedback. */
   score?: number | null
+  /** An answer's LLM tokens (usage-rollup.ts); absent or null: none. */
+  usage?: LlmUsage | null
 }
 
 /** Characters of an input that make its phrase: a summary key stays within PostgreSQL's index row limit (~2.7 kB). */
@@ -221,3 +231,13 @@ export function addRow(deltas: Deltas, spec: RollupSpec, row: RollupRow): void {
 
 /** Tables whose rows are pure sums: taking changes back is subtracting them. */
 export const SUMMED: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, USER_DAYS]
+
+/**
+ * Changes a writer keeps for the end of its transaction (summary-writes.ts): the summaries every
+ * batch touches (a few rows per hour, wanted by every concurrent writer) are written last, so
+ * their row locks are held only for the commit — `takes` says which tables.
+ */
+export interface Late {
+  takes(spec: RollupSpec): boolean
+  deltas: Deltas
+}

@@ -8,7 +8,16 @@
 import type { Dialect, Query } from './dialect'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
-import { addDeltas, addKept, addRow, type Deltas, notHandledRow, type RollupMessage, SUMMED } from './rollup-delta'
+import {
+  addDeltas,
+  addKept,
+  addRow,
+  type Deltas,
+  type Late,
+  notHandledRow,
+  type RollupMessage,
+  SUMMED,
+} from './rollup-delta'
 import {
   CONVERSATIONS,
   deleteKeysQueries,
@@ -48,11 +57,16 @@ export function rollupMessage(r: Row): RollupMessage {
   }
 }
 
-/** Merges changes into their tables, always in the same table order (with key order inside): concurrent writers lock alike. */
-function* upsertAll(d: Dialect, deltas: Deltas): Steps {
+/**
+ * Merges changes into their tables, always in the same table order (with key order inside):
+ * concurrent writers lock alike. The tables `late` takes are left to it (written at the end).
+ */
+function* upsertAll(d: Dialect, deltas: Deltas, late?: Late): Steps {
   for (const spec of ROLLUPS) {
     const rows = deltas.get(spec)
-    if (rows) for (const q of upsertQueries(d, spec, [...rows.values()])) yield q
+    if (!rows) continue
+    if (late?.takes(spec)) for (const row of rows.values()) addRow(late.deltas, spec, row)
+    else for (const q of upsertQueries(d, spec, [...rows.values()])) yield q
   }
 }
 
@@ -67,6 +81,7 @@ export function* ingestRollups(
   d: Dialect,
   fresh: readonly RollupMessage[],
   records: ReadonlyArray<{ bot: string; ts: number }>,
+  late?: Late,
 ): Steps<Deltas> {
   const replies = fresh.filter((m) => m.direction === 'outgoing' && m.intent === 'NotHandled')
   const targets = new Set<number>()
@@ -107,7 +122,7 @@ export function* ingestRollups(
     }
   }
   addDeltas(deltas, fresh, records)
-  yield* upsertAll(d, deltas)
+  yield* upsertAll(d, deltas, late)
   // The changes, for the summaries derived from them (read-summaries.ts).
   return deltas
 }
@@ -122,10 +137,15 @@ export function* takeBack(
   d: Dialect,
   doomed: readonly RollupMessage[],
   records: ReadonlyArray<{ bot: string; ts: number }>,
+  late?: Late,
 ): Steps {
   const negative = addDeltas(new Map(), doomed, records, -1)
   for (const spec of SUMMED) {
     const rows = [...(negative.get(spec)?.values() ?? [])]
+    if (late?.takes(spec)) {
+      for (const row of rows) addRow(late.deltas, spec, row)
+      continue
+    }
     for (const q of upsertQueries(d, spec, rows)) yield q
     for (const q of dropEmptyQueries(d, spec, rows)) yield q
   }
@@ -210,7 +230,7 @@ export function* takeBack(
       msg_platform: agg.msg_platform === null || agg.msg_platform === undefined ? null : String(agg.msg_platform),
     })
   }
-  yield* upsertAll(d, again)
+  yield* upsertAll(d, again, late)
 }
 
 function distinct<T extends RollupRow>(items: readonly RollupMessage[], key: (m: RollupMessage) => T): T[] {

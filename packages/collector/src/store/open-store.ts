@@ -12,6 +12,9 @@ import type { RecordStore } from './store'
  */
 export async function openStore(url?: string, options: PgStoreOptions = {}): Promise<RecordStore> {
   if (isPostgresUrl(url)) return PgRecordStore.open(url, options)
-  const { sessionGapMinutes } = options
-  return new SqliteRecordStore(url ?? ':memory:', sessionGapMinutes === undefined ? {} : { sessionGapMinutes })
+  const { sessionGapMinutes, retentionZones } = options
+  return new SqliteRecordStore(url ?? ':memory:', {
+    ...(sessionGapMinutes === undefined ? {} : { sessionGapMinutes }),
+    ...(retentionZones === undefined ? {} : { retentionZones }),
+  })
 }

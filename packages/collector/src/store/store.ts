@@ -143,6 +143,13 @@ export interface StoreOptions {
    * stored after it. Default 30.
    */
   sessionGapMinutes?: number
+  /**
+   * IANA time zones whose retention cohorts are kept at ingest (day, week and month periods in
+   * each), so `GET /api/reports/retention?tz=` in one of them reads the cohort table; another
+   * zone is answered from each cohort user's active hours. Every collector on one database must
+   * name the same zones; a start with other zones derives the cohorts again. Default `['UTC']`.
+   */
+  retentionZones?: readonly string[]
 }
 
 /** The session gap in ms of these options (validated). */
@@ -155,17 +162,17 @@ export function sessionGapMs(options: StoreOptions): number {
 }
 
 /**
- * One line of the LLM usage report: the answers of one UTC day and model whose records carry
+ * One line of the LLM usage report: the answers of one day and model whose records carry
  * token counts (`platformJson.usage`, written by `POST /v1/traces`), summed.
  */
 export interface UsageLine {
-  /** `YYYY-MM-DD`, UTC, of the collector's clock when the record arrived. */
+  /** `YYYY-MM-DD` of the day in the filter's `tz` (default UTC), by event time. */
   day: string
   /** `platformJson.model`, or null when the record names none. */
   model: string | null
   /** Answers counted. */
   messages: number
-  /** Conversations (threads) they belong to. */
+  /** Conversations (bot and thread) they belong to. */
   conversations: number
   inputTokens: number
   outputTokens: number
@@ -302,7 +309,10 @@ export interface RecordStore extends HandoffStore {
   events(filter: ReadFilter): Promise<EventsReport>
   segments(filter: ReadFilter): Promise<Segment[]>
   timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]>
-  /** LLM tokens per UTC day and model since `since` (epoch ms; default all), oldest day first. */
+  /**
+   * LLM tokens per day (in `tz`, default UTC; event time) and model within the range, from
+   * `since` (epoch ms) at the earliest, oldest day first. Read from a summary kept at ingest.
+   */
   usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]>
   setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState>
   paused(bot: string, thread: string): Promise<boolean>

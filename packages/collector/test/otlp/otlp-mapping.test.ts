@@ -173,6 +173,6 @@ describe('ids, nesting and spans that are not turns', () => {
       scope: '@convotrack/otel',
       resource: {},
     }
-    expect(chatTurns([span])).toEqual({ turns: [], ignored: 1 })
+    expect(chatTurns([span])).toEqual({ turns: [], ignored: 1, unused: [span] })
   })
 })

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib'
-import { type Collector, SqliteRecordStore, startCollector } from '@convotrack/collector'
+import { type Collector, type CollectorOptions, SqliteRecordStore, startCollector } from '@convotrack/collector'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { chatTurns, decodeTraceBody } from '../../src/otlp/index'
 import { fields } from '../../src/otlp/protobuf'
 import { CHAT, chatAiSdk6, chatAiSdk7, MODEL_ID } from '../support/llm-chat'
 import { captureServer, withOtlpExport } from '../support/otlp-capture'
@@ -55,6 +56,26 @@ function expectStoredChat(chat: Awaited<ReturnType<typeof conversation>>, userId
   ])
 }
 
+/** A GenAI turn's attributes (one user message, one answer) and `extra`, as OTLP/JSON attributes. */
+function genAiAttributes(input: string, output: string, extra: Record<string, string | number>) {
+  return Object.entries({
+    'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: input }] }]),
+    'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: output }] }]),
+    ...extra,
+  }).map(([key, v]) => ({ key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } }))
+}
+
+/** Posts spans of one instrumentation scope as OTLP/JSON. */
+function postJsonSpans(url: string, apiKey: string, spans: unknown[]): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ scope: { name: 'my-llm' }, spans }] }] }),
+  })
+}
+
+const nanos = (ms: number) => String(BigInt(ms) * 1_000_000n)
+
 async function metric(name: string, labels: string): Promise<number> {
   const text = await (await fetch(`${collector.url}/metrics`)).text()
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`))
@@ -77,6 +98,78 @@ describe('POST /v1/traces with the real libraries and exporters', () => {
       { headers: { 'x-convotrack-api-key': 'llm7-key' }, compression: 'gzip' },
     )
     expectStoredChat(await conversation('llm7', 'chat-7'), 'bob')
+  })
+
+  it.each([
+    ['AI SDK 6', 'simple-6', () => chatAiSdk6({ sessionId: 'simple-6', userId: 'erin' })],
+    [
+      'AI SDK 7 (LegacyOpenTelemetry)',
+      'simple-7l',
+      () => chatAiSdk7('legacy', { conversationId: 'simple-7l', userId: 'erin' }),
+    ],
+    [
+      'AI SDK 7 (GenAI conventions)',
+      'simple-7',
+      () => chatAiSdk7('semconv', { conversationId: 'simple-7', userId: 'erin' }),
+    ],
+  ])(
+    '%s with a SimpleSpanProcessor (one span per request, children first): the tool call, its arguments and result are kept',
+    async (_, thread, chat) => {
+      // What the same chat exported in batches leaves out (spans that are not part of a turn).
+      const batched = await captureServer()
+      let batchIgnored = 0
+      try {
+        await withOtlpExport(batched.url, 'json', chat)
+        for (const r of batched.requests) batchIgnored += chatTurns(decodeTraceBody(r.body, 'json').spans).ignored
+      } finally {
+        await batched.close()
+      }
+      const ignoredBefore = await metric('convotrack_otlp_spans_total', 'outcome="ignored"')
+      await withOtlpExport(tracesUrl(), 'json', chat, {
+        headers: { authorization: 'Bearer llm6-key' },
+        processor: 'simple',
+      })
+      const chatStored = await conversation('llm6', thread)
+      expectStoredChat(chatStored, 'erin')
+      const calls = (chatStored[3]?.platformJson.toolCalls ?? []) as Array<{ arguments: string; result: string }>
+      const call = calls[0]
+      expect(JSON.parse(call?.arguments ?? 'null')).toEqual({ city: 'Paris' })
+      expect(JSON.parse(call?.result ?? 'null')).toEqual({ city: 'Paris', sky: 'sunny', celsius: 21 })
+      // The model-call and tool spans waited for their turn and were folded into it: no more is
+      // ignored than when a turn's spans come together.
+      expect(await metric('convotrack_otlp_spans_total', 'outcome="ignored"')).toBe(ignoredBefore + batchIgnored)
+    },
+  )
+
+  it('a GenAI agent span and its model span in separate requests (model span first): one turn, nothing refused', async () => {
+    const span = (spanId: string, parentSpanId: string | undefined, op: string, start: number) => ({
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId,
+      ...(parentSpanId ? { parentSpanId } : {}),
+      name: `${op} gpt-x`,
+      startTimeUnixNano: nanos(Date.now() - 5000 + start),
+      endTimeUnixNano: nanos(Date.now() - 1000 - start),
+      attributes: genAiAttributes('Hola', '¡Hola! ¿Qué tal?', {
+        'gen_ai.operation.name': op,
+        'gen_ai.conversation.id': 'split-1',
+        'gen_ai.request.model': 'gpt-x',
+        'gen_ai.usage.input_tokens': 7,
+        'gen_ai.usage.output_tokens': 4,
+      }),
+    })
+    const post = async (s: ReturnType<typeof span>) => {
+      const res = await postJsonSpans(tracesUrl(), 'llm7-key', [s])
+      expect(res.status).toBe(200)
+      return res.json()
+    }
+    expect(await post(span('00f067aa0ba902b7', '53995c3f42cd8ad8', 'chat', 100))).toEqual({})
+    expect(await post(span('53995c3f42cd8ad8', undefined, 'invoke_agent', 0))).toEqual({})
+    const chat = await conversation('llm7', 'split-1')
+    expect(chat.map((m) => [m.direction, m.text])).toEqual([
+      ['incoming', 'Hola'],
+      ['outgoing', '¡Hola! ¿Qué tal?'],
+    ])
+    expect(chat[1]?.platformJson.usage).toEqual({ inputTokens: 7, outputTokens: 4 })
   })
 
   it('the same export sent twice stores once; spans that are not chat turns are counted and said', async () => {
@@ -230,13 +323,13 @@ describe('POST /v1/traces when the store is down', () => {
   })
 })
 
+/** A collector of its own with the bot `llm` (key `llm-key`). */
+const llmCollector = (options: Pick<CollectorOptions, 'traceUrl' | 'llmPrices'>) =>
+  startCollector({ port: 0, db: ':memory:', demoBot: false, bots: [{ name: 'llm', apiKey: 'llm-key' }], ...options })
+
 describe('the transcript of an OTLP conversation (dashboard API)', () => {
   it('each message has its trace, the answers their model, tokens, cost and tool calls; the head the conversation total; a trace link template', async () => {
-    const priced = await startCollector({
-      port: 0,
-      db: ':memory:',
-      demoBot: false,
-      bots: [{ name: 'llm', apiKey: 'llm-key' }],
+    const priced = await llmCollector({
       traceUrl: 'http://localhost:16686/trace/{traceId}',
       llmPrices: { [MODEL_ID]: { input: 1, output: 2 } },
     })
@@ -267,6 +360,52 @@ describe('the transcript of an OTLP conversation (dashboard API)', () => {
         toolCalls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }],
       })
       expect(data.messages[2]?.otel?.toolCalls).toBeUndefined()
+    } finally {
+      await priced.close()
+    }
+  })
+
+  it("the usage report: days of event time (the spans' times) in the request's tz, cost from llmPrices, from the summary", async () => {
+    const priced = await llmCollector({ llmPrices: { 'gpt-x': { input: 1, output: 2 } } })
+    try {
+      // Two days ago at 23:30 UTC: already the next day in Tokyo (UTC+9).
+      const day = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000
+      const at = day + 23.5 * 3_600_000
+      const res = await postJsonSpans(`${priced.url}/v1/traces`, 'llm-key', [
+        {
+          traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+          spanId: '00f067aa0ba902b7',
+          name: 'chat gpt-x',
+          startTimeUnixNano: nanos(at),
+          endTimeUnixNano: nanos(at + 2000),
+          attributes: genAiAttributes('late?', 'yes', {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.conversation.id': 'night',
+            'gen_ai.request.model': 'gpt-x',
+            'gen_ai.usage.input_tokens': 1000,
+            'gen_ai.usage.output_tokens': 500,
+          }),
+        },
+      ])
+      expect(res.status).toBe(200)
+      const usage = async (query: string) =>
+        (await (await fetch(`${priced.url}/api/reports/usage?bot=llm&${query}`)).json()) as {
+          days: Array<{ day: string; model: string; messages: number; inputTokens: number; cost: number }>
+          total: { messages: number; inputTokens: number; outputTokens: number; cost: number }
+        }
+      const line = { model: 'gpt-x', messages: 1, conversations: 1, inputTokens: 1000, outputTokens: 500, cost: 0.002 }
+      const utc = new Date(day).toISOString().slice(0, 10)
+      const tokyo = new Date(day + 86_400_000).toISOString().slice(0, 10)
+      expect((await usage('days=7')).days).toEqual([{ day: utc, ...line }])
+      expect((await usage('days=7&tz=Asia/Tokyo')).days).toEqual([{ day: tokyo, ...line }])
+      expect((await usage(`from=${day}&to=${day + 86_400_000}`)).total).toEqual({
+        messages: 1,
+        inputTokens: 1000,
+        outputTokens: 500,
+        cost: 0.002,
+      })
+      // The last day alone (today): the answer happened before it.
+      expect((await usage('days=1')).days).toEqual([])
     } finally {
       await priced.close()
     }

@@ -82,10 +82,12 @@ describe('an OTLP conversation in the dashboard', () => {
     await page.goto(`${collector.url}/#/usage`)
     const line = page.getByTestId('usage-line')
     await poll(() => line.count()).toBe(1)
-    const first = (await collector.store.transcript('agent', 'web-7'))[1]
-    const arrived = (await collector.store.record(first?.recordId ?? 0))?.receivedAt ?? 0
+    // The day the answers happened (event time: the spans' times), in the browser's time zone.
+    const answered = (await collector.store.transcript('agent', 'web-7'))[1]?.ts ?? 0
+    const tz = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone)
+    const day = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' })
     expect(await line.locator('td').allTextContents()).toEqual([
-      new Date(arrived).toISOString().slice(0, 10),
+      day.format(answered),
       MODEL_ID,
       '3',
       '1',

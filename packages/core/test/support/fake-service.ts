@@ -7,6 +7,7 @@
  */
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { type Clock, realClock } from '../../src/clock'
 
 export interface StoredRecord {
   platform: string
@@ -59,9 +60,15 @@ export interface FakeService {
   /** Most requests in flight at once, and now. */
   maxInFlight: number
   inFlight: number
+  /**
+   * Requests read in full whose answer (or reset) the service is holding back on purpose
+   * (latency, silence, a delayed 503 or reset): with a driven clock, the world is
+   * quiet when every request the tracker has out is one of these.
+   */
+  held: number
   /** Records per batch request. */
   batchSizes: number[]
-  /** Every answer: when it left (`Date.now()`), its status, and the request's raw body. */
+  /** Every answer: when it left (the service's clock), its status, and the request's raw body. */
   answers: Array<{ at: number; status: number; raw: string }>
   /** Connections accepted in all, and most open at once. */
   connections: number
@@ -84,13 +91,18 @@ function validate(
   return undefined
 }
 
-export async function startFakeService(options: FakeOptions = {}, faults: Faults = {}): Promise<FakeService> {
+/** `clock`: the service's time (latency, delays, the token bucket, `answers[].at`), a driven one in some tests. */
+export async function startFakeService(
+  options: FakeOptions = {},
+  faults: Faults = {},
+  clock: Pick<Clock, 'now' | 'setTimeout'> = realClock,
+): Promise<FakeService> {
   const maxRecords = options.maxRecords ?? 500
   const maxBytes = options.maxBytes ?? 4_194_304
   const byKey = new Map<string, number>()
   const sockets = new Set<Socket>()
   let tokens = 0
-  let refilled = Date.now()
+  let refilled = clock.now()
   const svc: FakeService = {
     url: '',
     stored: [],
@@ -99,6 +111,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     connections: 0,
     maxSockets: 0,
     inFlight: 0,
+    held: 0,
     batchSizes: [],
     answers: [],
     faults,
@@ -133,7 +146,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     const f = svc.faults
     if (f.random429 && Math.random() < f.random429) return true
     if (f.bucketPerSec) {
-      const now = Date.now()
+      const now = clock.now()
       tokens = Math.min(f.bucketPerSec, tokens + ((now - refilled) * f.bucketPerSec) / 1000)
       refilled = now
       if (tokens < 1) return true
@@ -147,13 +160,29 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
     res.on('close', () => svc.inFlight--)
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
+    // Counted in `held` from now until the returned release runs or the socket closes, once.
+    const hold = (): (() => void) => {
+      svc.held++
+      let counted = true
+      const release = () => {
+        if (counted) svc.held--
+        counted = false
+      }
+      res.on('close', release)
+      return release
+    }
     req.on('end', () => {
       const f = svc.faults
-      if (f.silent) return
+      if (f.silent) {
+        hold()
+        return
+      }
       const unavailableMs = f.unavailableIf?.(Buffer.concat(chunks).toString('utf8'))
       if (unavailableMs !== undefined) {
-        setTimeout(() => {
-          svc.answers.push({ at: Date.now(), status: 503, raw: Buffer.concat(chunks).toString('utf8') })
+        const release = hold()
+        clock.setTimeout(() => {
+          release()
+          svc.answers.push({ at: clock.now(), status: 503, raw: Buffer.concat(chunks).toString('utf8') })
           res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(f.retryAfterSec ?? 1) })
           res.end('{"error":{"code":"unavailable"}}')
         }, unavailableMs)
@@ -161,11 +190,19 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
       }
       const hangUp = f.hangUp?.(Buffer.concat(chunks).toString('utf8'))
       if (typeof hangUp === 'number') {
-        setTimeout(() => req.socket.destroy(), hangUp)
+        const release = hold()
+        clock.setTimeout(() => {
+          release()
+          req.socket.destroy()
+        }, hangUp)
         return
       }
       if (hangUp !== undefined) {
-        void hangUp.then(() => req.socket.destroy())
+        const release = hold()
+        void hangUp.then(() => {
+          release()
+          req.socket.destroy()
+        })
         return
       }
       const answer = () => {
@@ -175,7 +212,7 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
           : {}
         const raw = Buffer.concat(chunks).toString('utf8')
         const send = (status: number, json: unknown, extra: Record<string, string> = {}) => {
-          svc.answers.push({ at: Date.now(), status, raw })
+          svc.answers.push({ at: clock.now(), status, raw })
           res.writeHead(status, { 'content-type': 'application/json', ...extra })
           res.end(JSON.stringify(json))
         }
@@ -244,8 +281,13 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
         if (lose()) return
         send(201, s.duplicate ? { id: s.id, duplicate: true } : { id: s.id }, advertise)
       }
-      if (f.latencyMs) setTimeout(answer, f.latencyMs)
-      else answer()
+      if (f.latencyMs) {
+        const release = hold()
+        clock.setTimeout(() => {
+          release()
+          answer()
+        }, f.latencyMs)
+      } else answer()
     })
   })
   server.on('connection', (s: Socket) => {
@@ -258,19 +300,4 @@ export async function startFakeService(options: FakeOptions = {}, faults: Faults
   const port = (server.address() as AddressInfo).port
   svc.url = `http://127.0.0.1:${port}`
   return svc
-}
-
-/** Logs `total` universal records at `perSec` (in 10 ms ticks) over `users` users; resolves when all are handed over. */
-export async function offer(
-  log: (i: number, userId: string) => void,
-  total: number,
-  perSec: number,
-  users = 100,
-): Promise<void> {
-  const perTick = Math.max(1, Math.round(perSec / 100))
-  let i = 0
-  while (i < total) {
-    for (let k = 0; k < perTick && i < total; k++, i++) log(i, `u${i % users}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }

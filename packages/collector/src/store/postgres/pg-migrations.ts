@@ -7,7 +7,9 @@ import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
+import { rebuildUsage, usageDdl } from '../../reports/usage-rollup'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
+import { HISTORY_SUMMARIES } from './pg-history-summaries'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -189,6 +191,17 @@ ${analyticsDdl(postgresDialect)}
     },
   },
   {
+    version: 9,
+    name: 'LLM usage: tokens per hour, model and conversation (derived from the stored records)',
+    sql: usageDdl(postgresDialect),
+    async after(client) {
+      await runStepsAsync(
+        rebuildUsage(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
+  {
     version: 10,
     name: 'NotHandled phrases and segment counts per hour (derived from the summaries); search indexes a bounded head of each text',
     sql: readSummariesDdl(postgresDialect) + PG_SEARCH_BOUNDED_DDL,
@@ -199,6 +212,7 @@ ${analyticsDdl(postgresDialect)}
       )
     },
   },
+  HISTORY_SUMMARIES,
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

@@ -3,16 +3,17 @@ import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
-import { ingestAnalytics, takeBackAnalytics } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
-import { recentQuery, scopeSql, selectMessages, transcriptQuery } from '../../reports/message-queries'
+import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Period } from '../../reports/periods'
-import { ingestReadSummaries, takeBackReadSummaries } from '../../reports/read-summaries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
+import { retentionZones } from '../../reports/retention-cohorts'
 import type { RollupMessage } from '../../reports/rollup-delta'
-import { ingestRollups, ROLLUP_COLUMNS, rollupMessage, runStepsAsync, takeBack } from '../../reports/rollup-writes'
+import { ROLLUP_COLUMNS, rollupMessage, runStepsAsync } from '../../reports/rollup-writes'
+import { ingestSummaries, takeBackSummaries } from '../../reports/summary-writes'
+import { doomedUsage } from '../../reports/usage-rollup'
 import type {
   HandoffChange,
   HandoffEntry,
@@ -55,6 +56,7 @@ import {
 } from '../store-rows'
 import { StoreUnavailableError } from '../store-unavailable'
 import { handoffChangeOf, PgHandoffs } from './pg-handoffs'
+import { syncRetentionZones } from './pg-history-summaries'
 import { migrate } from './pg-migrations'
 import { textArray } from './pg-text-array'
 
@@ -234,8 +236,14 @@ export class PgRecordStore implements RecordStore {
     private readonly heartbeatMs: number,
     private readonly queryTimeoutMs: number,
     private readonly gapMs: number,
+    private readonly zones: readonly string[],
   ) {
-    this.analytics = analyticsReads(d, (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params), gapMs)
+    this.analytics = analyticsReads(
+      d,
+      (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
+      gapMs,
+      zones,
+    )
   }
 
   /**
@@ -262,7 +270,8 @@ export class PgRecordStore implements RecordStore {
     const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
-    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options))
+    const zones = retentionZones(options.retentionZones)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options), zones)
     try {
       // Migrations (and waiting for another instance's) may take long on a big table: their own
       // session, without the statement bounds.
@@ -271,6 +280,7 @@ export class PgRecordStore implements RecordStore {
       try {
         await client.connect()
         await migrate(client)
+        await syncRetentionZones(client, zones)
       } finally {
         await client.end().catch(() => {})
       }
@@ -506,23 +516,16 @@ export class PgRecordStore implements RecordStore {
         )
       }
       // The summaries, in the same transaction: committed with the records or not at all.
-      const changes = await runSteps(
+      await runSteps(
         client,
-        ingestRollups(
+        ingestSummaries(
           d,
           fresh.map((x) => x.rollup),
           items.flatMap((item, i) =>
             inserted.has(recordIds[i] as number) ? [{ bot: item.record.bot, ts: eventTsOf(item.record) }] : [],
           ),
-        ),
-      )
-      await runSteps(client, ingestReadSummaries(d, changes))
-      await runSteps(
-        client,
-        ingestAnalytics(
-          d,
-          fresh.map((x) => x.rollup),
           this.gapMs,
+          this.zones,
         ),
       )
       let at = 0
@@ -647,23 +650,7 @@ export class PgRecordStore implements RecordStore {
   }
 
   async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
-    const params: unknown[] = [filter.since ?? 0]
-    const and = scopeSql(d, filter, params, 'r.bot')
-    // Tokens live in the records' platformJson (no columns of their own): the LIKE skips the
-    // parse for records that cannot have them. json, not jsonb: raw may hold "\u0000".
-    return this.query<UsageLine>(
-      d.sql(`SELECT to_char(to_timestamp(r.received_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
-              r.raw::json -> 'platformJson' ->> 'model' AS model,
-              count(*)::int AS messages, count(DISTINCT m.thread)::int AS conversations,
-              sum((r.raw::json -> 'platformJson' -> 'usage' ->> 'inputTokens')::float8) AS "inputTokens",
-              coalesce(sum(CASE WHEN json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'outputTokens') = 'number'
-                THEN (r.raw::json -> 'platformJson' -> 'usage' ->> 'outputTokens')::float8 END), 0) AS "outputTokens"
-       FROM convotrack_records r JOIN convotrack_messages m ON m.record_id = r.id
-       WHERE r.type = 'outgoing' AND r.received_at >= ? AND r.raw LIKE '%"usage"%'
-         AND json_typeof(r.raw::json -> 'platformJson' -> 'usage' -> 'inputTokens') = 'number'${and}
-       GROUP BY 1, 2 ORDER BY 1, 2 NULLS FIRST`),
-      params,
-    )
+    return this.reports.usage(filter)
   }
 
   async paused(bot: string, thread: string): Promise<boolean> {
@@ -792,6 +779,7 @@ export class PgRecordStore implements RecordStore {
          ON CONFLICT (bot, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, record_id = excluded.record_id`,
         [ids],
       )
+    const usage = await runSteps(client, doomedUsage(d, ids))
     const messages = (
       await client.query<Row>(
         `DELETE FROM convotrack_messages WHERE record_id = ANY($1::bigint[]) RETURNING ${ROLLUP_COLUMNS}`,
@@ -804,9 +792,7 @@ export class PgRecordStore implements RecordStore {
         [ids],
       )
     ).rows
-    await runSteps(client, takeBack(d, messages, records))
-    await runSteps(client, takeBackReadSummaries(d, messages))
-    await runSteps(client, takeBackAnalytics(d, messages, this.gapMs))
+    await runSteps(client, takeBackSummaries(d, messages, records, this.gapMs, usage, this.zones))
     return { records, messages: messages.length }
   }
 

@@ -8,7 +8,9 @@ import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
+import { rebuildUsage, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
+import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -165,6 +167,14 @@ ${rollupDdl(sqliteDialect)}
     },
   },
   {
+    version: 7,
+    name: 'LLM usage: tokens per hour, model and conversation (derived from the stored records)',
+    apply(db, _keep, run) {
+      db.exec(usageDdl(sqliteDialect))
+      runSteps(rebuildUsage(sqliteDialect), run)
+    },
+  },
+  {
     version: 8,
     name: 'NotHandled phrases per hour and segment counts per hour (derived from the summaries)',
     apply(db, _keep, run) {
@@ -172,6 +182,7 @@ ${rollupDdl(sqliteDialect)}
       runSteps(rebuildReadSummaries(sqliteDialect), run)
     },
   },
+  HISTORY_SUMMARIES,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
