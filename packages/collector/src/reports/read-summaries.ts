@@ -23,7 +23,7 @@ import type { ColumnKind, Dialect, Query } from './dialect'
 import { floorHour, HOUR_MS } from './range'
 import { NH_PHRASES, NH_USERS, READ_SUMMARIES, SEGMENTS, USER_SEGMENTS } from './read-summary-tables'
 import type { Row } from './report-queries'
-import { addRow, type Deltas, phraseOf, type RollupMessage } from './rollup-delta'
+import { addRow, type Deltas, type Late, phraseOf, type RollupMessage } from './rollup-delta'
 import {
   deleteKeysQueries,
   dropEmptyQueries,
@@ -85,8 +85,15 @@ function replaceQueries(d: Dialect, spec: RollupSpec, rows: readonly RollupRow[]
 
 const keyString = (spec: RollupSpec, row: RollupRow) => spec.keys.map((k) => String(row[k])).join(sep)
 
-/** Merges summed changes, then deletes the rows they emptied. */
-function* applySums(d: Dialect, spec: RollupSpec, rows: readonly RollupRow[]): Steps {
+/**
+ * Merges summed changes, then deletes the rows they emptied — or, for a table the writer keeps
+ * for the end of its transaction (summary-writes.ts: rows every batch touches), hands them over.
+ */
+function* applySums(d: Dialect, spec: RollupSpec, rows: readonly RollupRow[], late?: Late): Steps {
+  if (late?.takes(spec)) {
+    for (const r of rows) addRow(late.deltas, spec, r)
+    return
+  }
   for (const q of upsertQueries(d, spec, rows)) yield q
   for (const q of dropEmptyQueries(
     d,
@@ -151,7 +158,7 @@ const latestOf = (r: Row): Latest => ({
 })
 
 /** At ingest: the batch's NotHandled rows (bot × hour × phrase × user, from the rollups' changes) into the phrase summaries. */
-function* ingestPhrases(d: Dialect, deltas: Deltas): Steps {
+function* ingestPhrases(d: Dialect, deltas: Deltas, late?: Late): Steps {
   const inputs = [...(deltas.get(NOT_HANDLED)?.values() ?? [])]
   if (inputs.length === 0) return
   const phrases: Deltas = new Map()
@@ -190,7 +197,7 @@ function* ingestPhrases(d: Dialect, deltas: Deltas): Steps {
     return s ? { ...l, last_ts: Math.max(s.last_ts, l.last_ts), n: s.n + l.n } : l
   })
   yield* moveUsers(d, had, truth, phrases)
-  yield* applySums(d, NH_PHRASES, [...(phrases.get(NH_PHRASES)?.values() ?? [])])
+  yield* applySums(d, NH_PHRASES, [...(phrases.get(NH_PHRASES)?.values() ?? [])], late)
 }
 
 /**
@@ -198,7 +205,7 @@ function* ingestPhrases(d: Dialect, deltas: Deltas): Steps {
  * of the deleted inputs' hours lose them (count; latest time and spelling derived again), and each
  * touched user's latest inputs are derived again from their remaining messages.
  */
-function* takeBackPhrases(d: Dialect, doomed: readonly RollupMessage[]): Steps {
+function* takeBackPhrases(d: Dialect, doomed: readonly RollupMessage[], late?: Late): Steps {
   const inputs = doomed.filter((m) => m.nh)
   if (inputs.length === 0) return
   const phrases: Deltas = new Map()
@@ -236,7 +243,9 @@ function* takeBackPhrases(d: Dialect, doomed: readonly RollupMessage[]): Steps {
   }
   yield* moveUsers(d, had, truth, phrases)
   const rows = [...(phrases.get(NH_PHRASES)?.values() ?? [])]
-  for (const q of upsertQueries(d, NH_PHRASES, rows)) yield q
+  const deferred = late?.takes(NH_PHRASES) === true
+  if (deferred) yield* applySums(d, NH_PHRASES, rows, late)
+  else for (const q of upsertQueries(d, NH_PHRASES, rows)) yield q
   // Latest time and spelling of each touched phrase-hour, from the inputs left in it.
   const t = d.table(NH_PHRASES.name)
   const nh = d.table(NOT_HANDLED.name)
@@ -248,7 +257,8 @@ function* takeBackPhrases(d: Dialect, doomed: readonly RollupMessage[]): Steps {
         WHERE bot = ? AND hour = ? AND phrase = ?`,
       params: [r.bot, r.hour, r.phrase],
     }
-  for (const q of dropEmptyQueries(d, NH_PHRASES, rows)) yield q
+  // (Deferred: the writer drops the emptied rows after its upsert.)
+  if (!deferred) for (const q of dropEmptyQueries(d, NH_PHRASES, rows)) yield q
 }
 
 // ------------------------------------------------------------------ segments
@@ -259,7 +269,7 @@ type Counted = { bot: string; user_id: string; first_hour: number; last_hour: nu
  * Brings the segment counts of these users in line with their profile rows (first and last seen,
  * latest metadata) as they are now in this transaction: at ingest, after erasure and retention.
  */
-function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: string }>): Steps {
+function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: string }>, late?: Late): Steps {
   if (users.length === 0) return
   const had = new Map<string, Counted>()
   for (const r of yield* selectKeys(
@@ -318,6 +328,7 @@ function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: 
     d,
     SEGMENTS,
     [...(counts.get(SEGMENTS)?.values() ?? [])].filter((r) => r.firsts !== 0 || r.lasts !== 0),
+    late,
   )
   for (const q of replaceQueries(d, USER_SEGMENTS, changed)) yield q
   for (const q of deleteKeysQueries(d, USER_SEGMENTS, gone)) yield q
@@ -334,7 +345,7 @@ const profileUsers = (deltas: Deltas) =>
  * Every user these change — and every user of the batch, whom the sessions lock next — is locked
  * here in one ordered step, so writers never hold one user's lock while waiting for another's.
  */
-export function* ingestReadSummaries(d: Dialect, deltas: Deltas): Steps {
+export function* ingestReadSummaries(d: Dialect, deltas: Deltas, late?: Late): Steps {
   const users = profileUsers(deltas)
   yield* lockUsers(d, [
     ...new Set([
@@ -342,17 +353,17 @@ export function* ingestReadSummaries(d: Dialect, deltas: Deltas): Steps {
       ...[...(deltas.get(NOT_HANDLED)?.values() ?? [])].map((r) => userKey(String(r.bot), String(r.user_id))),
     ]),
   ])
-  yield* ingestPhrases(d, deltas)
-  yield* syncSegments(d, users)
+  yield* ingestPhrases(d, deltas, late)
+  yield* syncSegments(d, users, late)
 }
 
 /** After erasure or retention, once the rollups took the deleted messages back. */
-export function* takeBackReadSummaries(d: Dialect, doomed: readonly RollupMessage[]): Steps {
+export function* takeBackReadSummaries(d: Dialect, doomed: readonly RollupMessage[], late?: Late): Steps {
   yield* lockUsers(d, [...new Set(doomed.map((m) => userKey(m.bot, m.userId)))])
-  yield* takeBackPhrases(d, doomed)
+  yield* takeBackPhrases(d, doomed, late)
   const users = new Map<string, { bot: string; user_id: string }>()
   for (const m of doomed) if (m.userId !== '') users.set(userKey(m.bot, m.userId), { bot: m.bot, user_id: m.userId })
-  yield* syncSegments(d, [...users.values()])
+  yield* syncSegments(d, [...users.values()], late)
 }
 
 /** Profiles read per step of a rebuild. */

@@ -17,6 +17,7 @@ import { SESSION_HOURS } from './analytics-tables'
 import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
 import type { Dialect, Query } from './dialect'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
+import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
 import { DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import type { Deltas, Late, RollupMessage } from './rollup-delta'
 import {
@@ -32,7 +33,7 @@ import { ingestRollups, type Steps, takeBack } from './rollup-writes'
 import { ingestUsage, writeUsage } from './usage-rollup'
 
 /** The tables written at the end of a writer's transaction, in this order. */
-export const LATE_TABLES: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, SESSION_HOURS]
+export const LATE_TABLES: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, NH_PHRASES, SEGMENTS, SESSION_HOURS]
 
 function lateChanges(): Late {
   return { takes: (spec) => LATE_TABLES.includes(spec), deltas: new Map() }
@@ -77,7 +78,7 @@ export function* ingestSummaries(
 ): Steps {
   const late = lateChanges()
   const changes = yield* ingestRollups(d, fresh, records, late)
-  yield* ingestReadSummaries(d, changes)
+  yield* ingestReadSummaries(d, changes, late)
   yield* ingestAnalytics(d, fresh, gapMs, { zones }, late)
   yield* ingestUsage(d, fresh)
   yield* writeLate(d, late.deltas)
@@ -97,7 +98,7 @@ export function* takeBackSummaries(
 ): Steps {
   const late = lateChanges()
   yield* takeBack(d, doomed, records, late)
-  yield* takeBackReadSummaries(d, doomed)
+  yield* takeBackReadSummaries(d, doomed, late)
   yield* takeBackAnalytics(d, doomed, gapMs, zones, late)
   yield* writeUsage(d, usage)
   yield* writeLate(d, late.deltas)
