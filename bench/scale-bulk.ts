@@ -352,7 +352,9 @@ export function bulkSeedSqlite(
 function deriveSqlite(db: Database.Database, log: Log): void {
   const run = (d: Dialect) => (q: Query) => {
     const s = db.prepare(d.sql(q.sql))
-    return (s.reader ? s.all(...(q.params as unknown[])) : (s.run(...(q.params as unknown[])), [])) as Row[]
+    if (s.reader) return s.all(...(q.params as unknown[])) as Row[]
+    s.run(...(q.params as unknown[]))
+    return []
   }
   for (const [name, steps] of [
     ['rollups', rebuildRollups(sqliteDialect)],

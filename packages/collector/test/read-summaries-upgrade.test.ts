@@ -51,10 +51,12 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
       migrateSqlite(
         db,
         (v) => v,
-        (q) =>
-          (db.prepare(q.sql).reader
-            ? db.prepare(q.sql).all(...q.params)
-            : (db.prepare(q.sql).run(...q.params), [])) as Row[],
+        (q) => {
+          const st = db.prepare(q.sql)
+          if (st.reader) return st.all(...q.params) as Row[]
+          st.run(...q.params)
+          return []
+        },
         step,
       ),
     ).toEqual([8])
