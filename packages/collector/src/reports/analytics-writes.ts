@@ -155,6 +155,7 @@ export function* ingestAnalytics(
   gapMs: number,
   later: LaterSummaries = { zones: DEFAULT_RETENTION_ZONES },
   late?: Late,
+  lockTheUsers = true,
 ): Steps {
   const withSteps = later !== false
   const deltas: Deltas = new Map()
@@ -176,7 +177,8 @@ export function* ingestAnalytics(
   }
   const list = [...groups.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
   // Every user of the batch (events too: their funnel steps are re-derived per user on erasure).
-  yield* lockUsers(d, [...new Set(fresh.filter((m) => m.userId !== '').map((m) => `${m.bot}${sep}${m.userId}`))])
+  if (lockTheUsers)
+    yield* lockUsers(d, [...new Set(fresh.filter((m) => m.userId !== '').map((m) => `${m.bot}${sep}${m.userId}`))])
   const bounds = list.map((g) => {
     const ts = g.points.map((p) => p.ts)
     return { lo: Math.min(...ts) - gapMs, hi: Math.max(...ts) + gapMs }
@@ -371,6 +373,11 @@ export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GA
         score: r.raw === null || r.raw === undefined ? null : scoreOfRaw(String(r.raw)),
       })),
       gapMs,
+      false,
+      undefined,
+      // No lock per user: a rebuild runs in one transaction under the migrations' lock, before any
+      // collector of this version writes; half a million users' locks overflowed PostgreSQL's
+      // lock table (max_locks_per_transaction) and failed the upgrade.
       false,
     )
   }
