@@ -14,6 +14,7 @@ import type { Exec, Row } from './report-queries'
 import { addRow, type Deltas, type LlmUsage, type RollupMessage } from './rollup-delta'
 import { dropEmptyQueries, type RollupRow, type RollupSpec, rollupDdl, upsertQueries } from './rollup-tables'
 import type { Steps } from './rollup-writes'
+import { readsHours, rebuildUsageHours, USAGE_HOURS, usageHoursDdl, writeUsageHours } from './usage-hours'
 
 /** Answers (and their tokens) per bot × hour × model ('' for none) × thread. */
 export const USAGE: RollupSpec = {
@@ -82,11 +83,15 @@ function merged(rows: readonly RollupRow[]): RollupRow[] {
   return [...(deltas.get(USAGE)?.values() ?? [])]
 }
 
-/** Merges changes into the summary; rows whose answers reached 0 are deleted. */
-export function* writeUsage(d: Dialect, rows: readonly RollupRow[]): Steps {
+/**
+ * Merges changes into the summary; rows whose answers reached 0 are deleted. The hours table
+ * follows (`hours: false` in a rebuild, which derives it at the end).
+ */
+export function* writeUsage(d: Dialect, rows: readonly RollupRow[], hours = true): Steps {
   const list = merged(rows)
   for (const q of upsertQueries(d, USAGE, list)) yield q
   if (list.some((r) => (r.messages as number) < 0)) for (const q of dropEmptyQueries(d, USAGE, list)) yield q
+  if (hours) yield* writeUsageHours(d, USAGE.name, list)
 }
 
 /**
@@ -138,12 +143,16 @@ export function* rebuildUsage(d: Dialect): Steps {
     after = Number(page[page.length - 1]?.id)
     const first = Number(page[0]?.id)
     const rows = yield* usageRows(d, 'r.id >= ? AND r.id <= ?', [first, after], 1)
-    if (rows.length > 0) yield* writeUsage(d, rows)
+    if (rows.length > 0) yield* writeUsage(d, rows, false)
   }
+  yield* rebuildUsageHours(d, USAGE.name)
 }
 
 /** CREATE TABLE / INDEX of the usage summary. */
-export const usageDdl = (d: Dialect): string => rollupDdl(d, [USAGE])
+export const usageDdl = (d: Dialect): string => `${rollupDdl(d, [USAGE])}\n${usageHoursDdl(d, USAGE.name)}`
+
+/** Derives the hours table from the summary (the migration that adds it). */
+export const rebuildUsageByHour = (d: Dialect): Steps => rebuildUsageHours(d, USAGE.name)
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
 
@@ -199,24 +208,42 @@ export async function usageReport(
   if (to <= from) return []
   const days = daysOf(tz, from, to).map(([lo, hi]) => [Math.max(lo, from), Math.min(hi, to as number)] as const)
   const params: unknown[] = []
-  const buckets =
-    d.name === 'postgres'
-      ? 'unnest(?::bigint[], ?::bigint[]) AS b (lo, hi)'
-      : "(SELECT json_extract(value, '$[0]') AS lo, json_extract(value, '$[1]') AS hi FROM json_each(?)) b"
-  if (d.name === 'postgres')
-    params.push(
-      days.map((x) => x[0]),
-      days.map((x) => x[1]),
-    )
-  else params.push(JSON.stringify(days))
-  const scope = scopeSql(d, filter, params, 'u.bot')
-  const rows = await exec({
-    sql: `SELECT lo, model, count(*) AS conversations, sum(m) AS messages, sum(i) AS input_tokens, sum(o) AS output_tokens
+  const buckets = (list: ReadonlyArray<readonly [number, number]>) => {
+    if (d.name === 'postgres') {
+      params.push(
+        list.map((x) => x[0]),
+        list.map((x) => x[1]),
+      )
+      return 'unnest(?::bigint[], ?::bigint[]) AS b (lo, hi)'
+    }
+    params.push(JSON.stringify(list))
+    return "(SELECT json_extract(value, '$[0]') AS lo, json_extract(value, '$[1]') AS hi FROM json_each(?)) b"
+  }
+  // A day that starts at a UTC midnight reads the hours table (rows per hour and model); any other
+  // counts its conversations from the per-thread rows of that day.
+  const byHour = days.filter(([lo, hi]) => readsHours(lo, hi))
+  const byThread = days.filter(([lo, hi]) => !readsHours(lo, hi))
+  const parts: string[] = []
+  if (byHour.length > 0) {
+    const b = buckets(byHour)
+    parts.push(`SELECT b.lo, h.model, sum(h.conversations) AS conversations, sum(h.messages) AS messages,
+        sum(h.input_tokens) AS input_tokens, sum(h.output_tokens) AS output_tokens
+      FROM ${b} CROSS JOIN ${d.table(USAGE_HOURS.name)} h
+      WHERE h.hour >= b.lo AND h.hour < b.hi${scopeSql(d, filter, params, 'h.bot')}
+      GROUP BY b.lo, h.model HAVING sum(h.messages) > 0`)
+  }
+  if (byThread.length > 0) {
+    const b = buckets(byThread)
+    parts.push(`SELECT lo, model, count(*) AS conversations, sum(m) AS messages, sum(i) AS input_tokens, sum(o) AS output_tokens
       FROM (SELECT b.lo, u.model, u.bot, u.thread, sum(u.messages) AS m, sum(u.input_tokens) AS i, sum(u.output_tokens) AS o
-        FROM ${buckets} CROSS JOIN ${t} u
-        WHERE u.hour >= b.lo AND u.hour < b.hi${scope}
+        FROM ${b} CROSS JOIN ${t} u
+        WHERE u.hour >= b.lo AND u.hour < b.hi${scopeSql(d, filter, params, 'u.bot')}
         GROUP BY b.lo, u.model, u.bot, u.thread HAVING sum(u.messages) > 0) x
-      GROUP BY lo, model ORDER BY lo, model`,
+      GROUP BY lo, model`)
+  }
+  if (parts.length === 0) return []
+  const rows = await exec({
+    sql: `SELECT * FROM (${parts.join('\n      UNION ALL ')}) lines ORDER BY lo, model`,
     params,
   })
   // The local day a row's first hour falls in names it (a day cut by the range keeps its name).

@@ -7,7 +7,7 @@ import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
-import { rebuildUsage, usageDdl } from '../../reports/usage-rollup'
+import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 import { HISTORY_SUMMARIES } from './pg-history-summaries'
 
@@ -213,6 +213,17 @@ ${analyticsDdl(postgresDialect)}
     },
   },
   HISTORY_SUMMARIES,
+  {
+    version: 12,
+    name: 'LLM usage per hour and model, conversations by their first answer of the day (derived from the usage summary)',
+    sql: usageDdl(postgresDialect),
+    async after(client) {
+      await runStepsAsync(
+        rebuildUsageByHour(postgresDialect),
+        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
+      )
+    },
+  },
 ]
 
 /** Advisory lock key: instances starting together migrate one after the other. */

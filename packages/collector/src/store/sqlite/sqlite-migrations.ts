@@ -8,7 +8,7 @@ import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
-import { rebuildUsage, usageDdl } from '../../reports/usage-rollup'
+import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
 import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
 
@@ -183,6 +183,14 @@ ${rollupDdl(sqliteDialect)}
     },
   },
   HISTORY_SUMMARIES,
+  {
+    version: 10,
+    name: 'LLM usage per hour and model, conversations by their first answer of the day (derived from the usage summary)',
+    apply(db, _keep, run) {
+      db.exec(usageDdl(sqliteDialect))
+      runSteps(rebuildUsageByHour(sqliteDialect), run)
+    },
+  },
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
