@@ -130,6 +130,19 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
       name = n + suffix
       await read()
     }
+    // The usage report by UTC day (since a midnight, or all time): hours and models, no conversation rows.
+    for (const [n, from] of [
+      ['usage days', Math.floor(NOW / DAY) * DAY - 30 * DAY],
+      ['usage days all time', 0],
+    ] as const)
+      if (suffix === '') {
+        name = n
+        // All time asks the summary's first and last hours first.
+        const kept = answer
+        answer = [{ lo: NOW - 90 * DAY + 5 * HOUR, hi: NOW }]
+        await usageReport(d, capture, { from, to: null, tz: 'UTC' })
+        answer = kept
+      }
     // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
     name = `not-handled ending in the past${suffix}`
     answer = [{ found: 1 }]
@@ -262,6 +275,14 @@ describe('query plans at 200 000 records', () => {
         // The summaries were derived: the reads have something to read.
         expect((db.prepare('SELECT sum(messages) AS n FROM rollup_hourly').get() as { n: number }).n).toBe(RECORDS)
         expect((db.prepare('SELECT sum(messages) AS n FROM rollup_usage').get() as { n: number }).n).toBe(RECORDS / 5)
+        const hours = db
+          .prepare('SELECT sum(messages) AS n, sum(conversations) AS c FROM rollup_usage_hours')
+          .get() as {
+          n: number
+          c: number
+        }
+        expect(hours.n).toBe(RECORDS / 5)
+        expect(hours.c).toBeGreaterThan(0)
         expect((db.prepare('SELECT sum(users) AS n FROM rollup_nh_phrases').get() as { n: number }).n).toBeGreaterThan(
           0,
         )
@@ -273,8 +294,12 @@ describe('query plans at 200 000 records', () => {
   })
 })
 
-/** Does the read `name` (at its default range) read `table`, one row per user? Only NotHandled and segments are held to it. */
+/**
+ * Does the read `name` (at its default range) read `table`, one row per user (or, for the usage
+ * report by UTC day, per conversation)? Only NotHandled, segments and usage are held to it.
+ */
 function perUser(name: string, table: string): boolean {
+  if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
   if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false
   return /^(rollup_not_handled|nh_phrase_users|user_segments|user_profiles)$/.test(table)
 }

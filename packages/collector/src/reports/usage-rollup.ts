@@ -193,16 +193,18 @@ export async function usageReport(
   const tz = filter.tz ?? 'UTC'
   const r = hourRange({ from: Math.max(filter.from ?? 0, filter.since ?? 0), to: filter.to })
   const t = d.table(USAGE.name)
+  const h = d.table(USAGE_HOURS.name)
   let { from } = r
   let to = r.to
   if (from === 0 || to === null) {
     // An open side ends at the summary's first or last hour (one index probe each).
     const [edge] = await exec({
-      sql: `SELECT (SELECT min(hour) FROM ${t}) AS lo, (SELECT max(hour) FROM ${t}) AS hi`,
+      sql: `SELECT (SELECT min(hour) FROM ${h}) AS lo, (SELECT max(hour) FROM ${h}) AS hi`,
       params: [],
     })
     if (edge?.lo === null || edge?.lo === undefined) return []
-    if (from === 0) from = num(edge.lo)
+    // Nothing is stored before the first hour: the first day starts whole (read by hour in UTC).
+    if (from === 0) from = dayStart(tz, num(edge.lo))
     if (to === null) to = num(edge.hi) + HOUR_MS
   }
   if (to <= from) return []
@@ -228,7 +230,7 @@ export async function usageReport(
     const b = buckets(byHour)
     parts.push(`SELECT b.lo, h.model, sum(h.conversations) AS conversations, sum(h.messages) AS messages,
         sum(h.input_tokens) AS input_tokens, sum(h.output_tokens) AS output_tokens
-      FROM ${b} CROSS JOIN ${d.table(USAGE_HOURS.name)} h
+      FROM ${b} CROSS JOIN ${h} h
       WHERE h.hour >= b.lo AND h.hour < b.hi${scopeSql(d, filter, params, 'h.bot')}
       GROUP BY b.lo, h.model HAVING sum(h.messages) > 0`)
   }
