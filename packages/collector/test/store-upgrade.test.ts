@@ -137,3 +137,94 @@ describe('upgrading a database made before the report summaries', () => {
     })
   })
 })
+
+/** A store of the release before the usage report read hours: its usage summary kept, no hours tables. */
+const BEFORE_HOURS =
+  'DROP TABLE rollup_usage_hours; DROP TABLE usage_first_answers; DROP INDEX rollup_usage_conversation'
+/** Two answers of one conversation in two hours of a UTC day, one the next day: two conversation-days. */
+const HOURS_USAGE = [
+  { day: '2026-01-05', model: 'gpt-x', messages: 2, conversations: 1, inputTokens: 24, outputTokens: 6 },
+  { day: '2026-01-06', model: 'gpt-x', messages: 1, conversations: 1, inputTokens: 12, outputTokens: 3 },
+]
+const ANSWERS: Array<[number, number]> = [
+  [11, T0],
+  [12, T0 + 3_600_000],
+  [13, T0 + 86_400_000],
+]
+
+describe('upgrading a store whose usage report read one row per conversation-hour', () => {
+  it('SQLite: migration 10 derives the hours and first answers from the usage summary', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ct-upgrade-usage-')), 'old.db')
+    const db = new Database(file)
+    migrateSqlite(
+      db,
+      (v) => v,
+      (q) => {
+        const st = db.prepare(q.sql)
+        if (st.reader) return st.all(...q.params) as Array<Record<string, unknown>>
+        st.run(...q.params)
+        return []
+      },
+      SQLITE_MIGRATIONS.filter((m) => m.version < 10),
+    )
+    for (const [id, ts] of ANSWERS) {
+      db.prepare(
+        `INSERT INTO records (id, bot, platform, type, v, received_at, raw) VALUES (?, 'shop', 'universal', 'outgoing', '11.1.0-rest', ?, ?)`,
+      ).run(id, ts, rawOf('Here', 'ada', 'outgoing'))
+      db.prepare(
+        `INSERT INTO rollup_usage (bot, hour, model, thread, messages, input_tokens, output_tokens) VALUES ('shop', ?, 'gpt-x', 'ada', 1, 12, 3)`,
+      ).run(ts)
+    }
+    db.exec(BEFORE_HOURS)
+    db.close()
+    const store = new SqliteRecordStore(file)
+    try {
+      expect(await store.usage({})).toEqual(HOURS_USAGE)
+      expect(await store.usage({ from: T0 + 86_400_000 })).toEqual(HOURS_USAGE.slice(1))
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('PostgreSQL: migration 12 derives them in its transaction', async () => {
+    const server = await startPostgres()
+    try {
+      const url = await server.createDatabase()
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        await migrate(
+          client,
+          PG_MIGRATIONS.filter((m) => m.version < 12),
+        )
+        for (const [id, ts] of ANSWERS) {
+          await client.query(
+            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw) VALUES ($1, 'shop', 'universal', 'outgoing', '11.1.0-rest', $2, $3)`,
+            [id, ts, rawOf('Here', 'ada', 'outgoing')],
+          )
+          await client.query(
+            `INSERT INTO convotrack_rollup_usage (bot, hour, model, thread, messages, input_tokens, output_tokens) VALUES ('shop', $1, 'gpt-x', 'ada', 1, 12, 3)`,
+            [ts],
+          )
+        }
+        await client.query(
+          BEFORE_HOURS.replaceAll('DROP TABLE ', 'DROP TABLE convotrack_').replace(
+            'DROP INDEX ',
+            'DROP INDEX convotrack_',
+          ),
+        )
+      } finally {
+        await client.end()
+      }
+      const store = await PgRecordStore.open(url, { listen: false })
+      try {
+        expect(await store.usage({})).toEqual(HOURS_USAGE)
+        expect(await store.usage({ from: T0 + 86_400_000 })).toEqual(HOURS_USAGE.slice(1))
+      } finally {
+        await store.close()
+      }
+    } finally {
+      await server.destroy()
+    }
+  }, 120_000)
+})
