@@ -4,7 +4,8 @@
  * and retention, derived from the stored records by its migration — so `GET /api/reports/usage`
  * reads a range of hours, never the records. Tokens live in an answer's `platformJson.usage`
  * (written by `POST /v1/traces`): they are read from the raw record once, when it is stored.
- * The conversation is in the key so the report's `conversations` is exact over any range.
+ * The conversation is in the key so the report's `conversations` is exact over any range; a day
+ * that starts at a UTC midnight reads the hours table of usage-hours.ts instead (no row per conversation).
  */
 import type { UsageLine } from '../store/store'
 import type { Dialect } from './dialect'
@@ -174,9 +175,10 @@ function daysOf(tz: string, from: number, to: number): Array<[number, number]> {
 /**
  * The usage report: answers with tokens per day (in the filter's `tz`, default UTC; event time)
  * and model within the range (widened to whole hours; `since` starts it there at the latest),
- * oldest day first, models in byte order with none first. The database sums each day's rows and
- * counts its distinct conversations, reading an index range of the summary per day (CROSS JOIN:
- * SQLite keeps the days as the outer loop): the answer holds a line per day and model.
+ * oldest day first, models in byte order with none first. The database sums each day's rows,
+ * reading an index range per day (CROSS JOIN: SQLite keeps the days as the outer loop): of the
+ * hours table for a day that starts at a UTC midnight, else of this summary, counting the day's
+ * distinct conversations. The answer holds a line per day and model.
  */
 export async function usageReport(
   d: Dialect,
