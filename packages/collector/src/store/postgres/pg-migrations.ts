@@ -5,7 +5,7 @@ import { postgresDialect } from '../../reports/dialect'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
-import { rebuildRollups, runStepsAsync } from '../../reports/rollup-writes'
+import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
@@ -217,14 +217,14 @@ ${analyticsDdl(postgresDialect)}
     version: 12,
     name: 'LLM usage per hour and model, conversations by their first answer of the day (derived from the usage summary)',
     sql: usageDdl(postgresDialect),
-    async after(client) {
-      await runStepsAsync(
-        rebuildUsageByHour(postgresDialect),
-        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
-      )
-    },
+    after: (client) => deriveOn(client, rebuildUsageByHour(postgresDialect)),
   },
 ]
+
+/** Runs a derivation's steps on the migration's client. */
+async function deriveOn(client: ClientBase, steps: Steps): Promise<void> {
+  await runStepsAsync(steps, async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows)
+}
 
 /** Advisory lock key: instances starting together migrate one after the other. */
 const LOCK_KEY = 0x636f6e76 // "conv"
