@@ -77,7 +77,6 @@ export function searchQuery(
   d: Dialect,
   filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
 ): Query {
-  const terms = parseSearch(filter.q)
   const params: unknown[] = []
   const m = d.table('messages')
   let match: string
@@ -85,22 +84,87 @@ export function searchQuery(
   if (d.name === 'postgres') {
     from = `${m} m`
     match = `${pgSearchVector('m.text')} @@ to_tsquery('simple', ?)`
-    params.push(toTsQuery(terms))
+    params.push(toTsQuery(parseSearch(filter.q)))
   } else {
     from = `messages_fts f JOIN ${m} m ON m.id = f.rowid`
     match = 'messages_fts MATCH ?'
-    params.push(toFtsQuery(terms))
+    params.push(toFtsQuery(parseSearch(filter.q)))
   }
-  let and = scopeSql(d, filter, params, 'm.bot') + tsRangeSql(filter, params, 'm.ts')
-  const cursor = parseSearchCursor(filter.cursor)
-  if (cursor) {
-    and += ' AND (m.ts < ? OR (m.ts = ? AND m.id < ?))'
-    params.push(cursor[0], cursor[0], cursor[1])
-  }
+  const and = pageWhere(d, filter, params, 'm.')
   params.push(filter.limit)
   return {
-    sql: `SELECT m.id, m.bot, m.thread, m.user_id, m.direction, m.text, m.ts FROM ${from}
+    sql: `SELECT ${HIT_COLUMNS} FROM ${from}
       WHERE ${match}${and} ORDER BY m.ts DESC, m.id DESC LIMIT ?`,
+    params,
+  }
+}
+
+const HIT_COLUMNS = 'm.id, m.bot, m.thread, m.user_id, m.direction, m.text, m.ts'
+
+/** Scope, time range and keyset cursor of a search page, on columns prefixed by `p`. */
+function pageWhere(
+  d: Dialect,
+  filter: ReadFilter & { cursor?: string | undefined },
+  params: unknown[],
+  p: string,
+): string {
+  let and = scopeSql(d, filter, params, `${p}bot`) + tsRangeSql(filter, params, `${p}ts`)
+  const cursor = parseSearchCursor(filter.cursor)
+  if (cursor) {
+    and += ` AND (${p}ts < ? OR (${p}ts = ? AND ${p}id < ?))`
+    params.push(cursor[0], cursor[0], cursor[1])
+  }
+  return and
+}
+
+/**
+ * How many of the newest messages (in the page's scope, range and after its cursor) a search
+ * checks one by one before it falls back to the whole index: a common word fills its page within
+ * a few hundred of them (no sort of every match), a rare one costs at most this many checks more.
+ */
+export const SEARCH_SCAN_ROWS = 2000
+
+/**
+ * The page's hits among the newest `scan` messages after the cursor, newest first: walks the
+ * (ts, id) index downwards and checks each message against the query, stopping when the page is full.
+ */
+export function searchScanQuery(
+  d: Dialect,
+  filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
+  scan: number,
+): Query {
+  const terms = parseSearch(filter.q)
+  const params: unknown[] = []
+  const m = d.table('messages')
+  const and = pageWhere(d, filter, params, '')
+  params.push(scan)
+  const newest = `(SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?) c`
+  let sql: string
+  if (d.name === 'postgres') {
+    params.push(toTsQuery(terms), filter.limit)
+    sql = `SELECT ${HIT_COLUMNS} FROM ${newest} JOIN ${m} m ON m.id = c.id
+      WHERE ${pgSearchVector('m.text')} @@ to_tsquery('simple', ?) ORDER BY c.ts DESC, c.id DESC LIMIT ?`
+  } else {
+    params.push(toFtsQuery(terms), filter.limit)
+    // CROSS JOIN fixes the order: each newest message is looked up in the index by rowid
+    // (otherwise SQLite scans every match of the index and probes the newest messages).
+    sql = `SELECT ${HIT_COLUMNS} FROM ${newest} CROSS JOIN messages_fts f CROSS JOIN ${m} m
+      WHERE f.rowid = c.id AND messages_fts MATCH ? AND m.id = c.id ORDER BY c.ts DESC, c.id DESC LIMIT ?`
+  }
+  return { sql, params }
+}
+
+/** The `scan`-th newest message after the cursor (its `ts`, `id`), or none when there are fewer. */
+export function searchScanEndQuery(
+  d: Dialect,
+  filter: ReadFilter & { cursor?: string | undefined },
+  scan: number,
+): Query {
+  const params: unknown[] = []
+  const and = pageWhere(d, filter, params, '')
+  params.push(scan - 1)
+  return {
+    sql: `SELECT ts, id FROM ${d.table('messages')} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT 1 OFFSET ?`,
     params,
   }
 }
