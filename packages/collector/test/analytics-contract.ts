@@ -9,6 +9,7 @@ import type { RecordStore } from '@convotrack/collector'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { StoreFactory } from './store-contract'
 import { item } from './store-contract'
+import { newestFirst, storeSearchHistory } from './support/search-history'
 
 const H = 3_600_000
 const MIN = 60_000
@@ -393,30 +394,10 @@ export function runSearchContract(name: string, factory: StoreFactory): void {
     it('pages of a common and a rare word are exact: every hit once, newest first, imported history included', async () => {
       const { store } = await factory()
       open.push(store)
-      // Live traffic over 30 days (stored in time order, pairs at the same instant), then an
-      // import of older history: stored last, so its ids are above every live message's.
-      const sent: Array<{ text: string; ts: number }> = []
-      const batch: Array<ReturnType<typeof inc>> = []
-      for (let i = 0; i < 2600; i++) {
-        const ts = T - 30 * DAY + Math.floor(i / 2) * 2 * MIN
-        const text = `${i % 3 === 0 ? 'order' : 'hello'} ${i % 500 === 7 ? 'rare' : 'live'} ${i}`
-        sent.push({ text, ts })
-        batch.push(inc(`u${i % 40}`, ts, { text }))
-      }
-      for (let i = 0; i < 300; i++) {
-        const ts = T - 400 * DAY + i * 17 * MIN
-        const text = `old ${i % 2 === 0 ? 'order' : 'hello'} ${i % 100 === 3 ? 'rare' : 'past'} ${i}`
-        sent.push({ text, ts })
-        batch.push(inc(`u${i % 40}`, ts, { text }))
-      }
-      for (let i = 0; i < batch.length; i += 500) await store.addMany(batch.slice(i, i + 500))
+      const sent = await storeSearchHistory(store, T)
       const range = { from: T - 500 * DAY, to: T + DAY }
       for (const q of ['order', 'rare', 'hello']) {
-        const expected = sent
-          .map((s, n) => ({ ...s, n }))
-          .filter((s) => s.text.split(' ').includes(q))
-          .sort((a, b) => b.ts - a.ts || b.n - a.n)
-          .map((s) => s.text)
+        const expected = newestFirst(sent, q)
         const got: string[] = []
         let cursor: string | undefined
         for (;;) {

@@ -118,54 +118,78 @@ function pageWhere(
 }
 
 /**
- * How many of the newest messages (in the page's scope, range and after its cursor) a search
- * checks one by one before it falls back to the whole index: a common word fills its page within
- * a few hundred of them (no sort of every match), a rare one costs at most this many checks more.
+ * How many of the newest messages (in the page's scope and range, after its cursor) a search
+ * checks in each step before it sorts every match of the rest: a word in many messages fills its
+ * page in the first steps (no sort of all its matches); a rare one pays these steps on top.
  */
-export const SEARCH_SCAN_ROWS = 2000
+export const SEARCH_SCAN_STEPS: readonly number[] = [2000, 200_000]
 
 /**
- * The page's hits among the newest `scan` messages after the cursor, newest first: walks the
- * (ts, id) index downwards and checks each message against the query, stopping when the page is full.
+ * The page's hits among the newest `scan` messages after the cursor, newest first: those
+ * messages from the (ts, id) index, intersected with the full-text index's matches between their
+ * smallest and largest id (`span`, from {@link searchScanSpanQuery}; ids mostly follow time: a
+ * narrow slice of the index), only the page's rows read.
  */
 export function searchScanQuery(
   d: Dialect,
   filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
   scan: number,
+  span: readonly [number, number],
 ): Query {
   const terms = parseSearch(filter.q)
   const params: unknown[] = []
   const m = d.table('messages')
   const and = pageWhere(d, filter, params, '')
   params.push(scan)
-  const newest = `(SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?) c`
-  let sql: string
-  if (d.name === 'postgres') {
-    params.push(toTsQuery(terms), filter.limit)
-    sql = `SELECT ${HIT_COLUMNS} FROM ${newest} JOIN ${m} m ON m.id = c.id
-      WHERE ${pgSearchVector('m.text')} @@ to_tsquery('simple', ?) ORDER BY c.ts DESC, c.id DESC LIMIT ?`
-  } else {
-    params.push(toFtsQuery(terms), filter.limit)
-    // CROSS JOIN fixes the order: each newest message is looked up in the index by rowid
-    // (otherwise SQLite scans every match of the index and probes the newest messages).
-    sql = `SELECT ${HIT_COLUMNS} FROM ${newest} CROSS JOIN messages_fts f CROSS JOIN ${m} m
-      WHERE f.rowid = c.id AND messages_fts MATCH ? AND m.id = c.id ORDER BY c.ts DESC, c.id DESC LIMIT ?`
+  const matches =
+    d.name === 'postgres'
+      ? `SELECT id FROM ${m} WHERE ${pgSearchVector('text')} @@ to_tsquery('simple', ?) AND id BETWEEN ? AND ?`
+      : 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?'
+  params.push(d.name === 'postgres' ? toTsQuery(terms) : toFtsQuery(terms), span[0], span[1], filter.limit)
+  return {
+    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?),
+      h AS (SELECT id, ts FROM c WHERE id IN (${matches}) ORDER BY ts DESC, id DESC LIMIT ?)
+      SELECT ${HIT_COLUMNS} FROM h JOIN ${m} m ON m.id = h.id ORDER BY h.ts DESC, h.id DESC`,
+    params,
   }
-  return { sql, params }
 }
 
-/** The `scan`-th newest message after the cursor (its `ts`, `id`), or none when there are fewer. */
-export function searchScanEndQuery(
+/**
+ * The newest `scan` messages after the cursor: `n` how many, `lo`/`hi` their smallest and largest
+ * id, `ts`/`id` the oldest of them (where the next step starts).
+ */
+export function searchScanSpanQuery(
   d: Dialect,
   filter: ReadFilter & { cursor?: string | undefined },
   scan: number,
 ): Query {
   const params: unknown[] = []
   const and = pageWhere(d, filter, params, '')
-  params.push(scan - 1)
+  params.push(scan)
   return {
-    sql: `SELECT ts, id FROM ${d.table('messages')} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT 1 OFFSET ?`,
+    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${d.table('messages')} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?)
+      SELECT s.n, s.lo, s.hi, e.ts, e.id FROM (SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM c) s
+      LEFT JOIN (SELECT ts, id FROM c ORDER BY ts, id LIMIT 1) e ON 1 = 1`,
     params,
+  }
+}
+
+/**
+ * Past this many matches in the whole index (any scope or range) a search walks the newest
+ * messages first; below it, sorting every match is cheaper than the steps.
+ */
+export const SEARCH_FEW_MATCHES = 20_000
+
+/** `n`: how many messages match the query in the whole index, counted up to `cap` only. */
+export function searchMatchCountQuery(d: Dialect, q: string, cap: number): Query {
+  const terms = parseSearch(q)
+  const matches =
+    d.name === 'postgres'
+      ? `SELECT 1 FROM ${d.table('messages')} WHERE ${pgSearchVector('text')} @@ to_tsquery('simple', ?) LIMIT ?`
+      : 'SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?'
+  return {
+    sql: `SELECT count(*) AS n FROM (${matches}) x`,
+    params: [d.name === 'postgres' ? toTsQuery(terms) : toFtsQuery(terms), cap],
   }
 }
 
