@@ -1,8 +1,14 @@
+/**
+ * Search's first and second page before (every match sorted) and after (the newest messages in
+ * steps), median / max of 5, on a loaded SQLite file opened read-only:
+ *   node --import tsx bench/search-pages.ts /var/tmp/s.db
+ */
 import Database from 'better-sqlite3'
-import { sqliteDialect as d, type Query } from './src/reports/dialect'
-import { searchPage } from './src/reports/search-page'
-import { searchQuery } from './src/reports/search-query'
-const db = new Database('/var/tmp/s.db', { readonly: true })
+import { sqliteDialect as d, type Query } from '../packages/collector/src/reports/dialect'
+import { searchPage } from '../packages/collector/src/reports/search-page'
+import { searchQuery } from '../packages/collector/src/reports/search-query'
+
+const db = new Database(process.argv[2] ?? '/var/tmp/s.db', { readonly: true })
 const exec = async (q: Query) => db.prepare(q.sql).all(...(q.params as unknown[])) as Record<string, unknown>[]
 const now = Date.now()
 const ranges = { '30 days': { from: now - 30 * 86_400_000, to: now + 60_000 }, 'all time': {} }
@@ -30,7 +36,9 @@ for (const q of ['order', '"speak to" human*', 'zzqx']) {
           else await searchPage(d, exec, { ...r, q, limit: 50, cursor: last })
           t2.push(performance.now() - a)
         }
-      console.log(`${q} | ${rn} | ${name} | hits ${ans.length} | median ${median(t).toFixed(1)} / max ${Math.max(...t).toFixed(1)} ms | page 2 median ${t2.length ? median(t2).toFixed(1) : '-'} ms | first ${ans[0]} last ${last}`)
+      console.log(
+        `${q} | ${rn} | ${name} | hits ${ans.length} | median ${median(t).toFixed(1)} / max ${Math.max(...t).toFixed(1)} ms | page 2 median ${t2.length ? median(t2).toFixed(1) : '-'} ms | first ${ans[0]} last ${last}`,
+      )
     }
   }
 }
