@@ -142,7 +142,11 @@ describe('dashboard in headless Chromium', () => {
     expect(await page.getByTestId('referrals').textContent()).toContain('ADS')
     await shot('05-events')
     await page.goto(`${collector.url}/#/audience`)
-    await poll(() => page.getByTestId('segment').count()).toBeGreaterThanOrEqual(3)
+    await poll(() => page.getByTestId('segment').count()).toBeGreaterThanOrEqual(2)
+    // Locale and plan are segments; a first name identifies a person and is not one.
+    const fields = await page.getByTestId('segment').locator('h2').allTextContents()
+    expect(fields).toEqual(expect.arrayContaining(['locale', 'plan']))
+    expect(fields).not.toContain('firstName')
     expect(await page.getByTestId('segments').textContent()).toContain('de_DE')
     await shot('06-audience')
     await page.goto(`${collector.url}/#/live`)
