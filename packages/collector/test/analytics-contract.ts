@@ -9,6 +9,7 @@ import type { RecordStore } from '@convotrack/collector'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { StoreFactory } from './store-contract'
 import { item } from './store-contract'
+import { newestFirst, storeSearchHistory } from './support/search-history'
 
 const H = 3_600_000
 const MIN = 60_000
@@ -388,6 +389,26 @@ export function runSearchContract(name: string, factory: StoreFactory): void {
       await store.eraseUser('shop', 'ada')
       expect(await texts_('where')).toEqual(['my order is where exactly'])
       expect(await texts_('parcel')).toEqual([])
+    })
+
+    it('pages of a common and a rare word are exact: every hit once, newest first, imported history included', async () => {
+      const { store } = await factory()
+      open.push(store)
+      const sent = await storeSearchHistory(store, T)
+      const range = { from: T - 500 * DAY, to: T + DAY }
+      for (const q of ['order', 'rare', 'hello']) {
+        const expected = newestFirst(sent, q)
+        const got: string[] = []
+        let cursor: string | undefined
+        for (;;) {
+          const page = await store.search({ ...range, bot: 'shop', q, limit: 37, ...(cursor ? { cursor } : {}) })
+          got.push(...page.map((h) => h.text))
+          const last = page.at(-1)
+          if (page.length < 37 || !last) break
+          cursor = `${last.ts}:${last.id}`
+        }
+        expect(got, q).toEqual(expected)
+      }
     })
   })
 }

@@ -28,7 +28,7 @@ import {
 } from '../src/reports/report-queries'
 import { rebuildRetention } from '../src/reports/retention-cohorts'
 import { rebuildRollups, runSteps, runStepsAsync } from '../src/reports/rollup-writes'
-import { searchQuery } from '../src/reports/search-query'
+import { SEARCH_SCAN_STEPS, searchQuery, searchScanQuery, searchScanSpanQuery } from '../src/reports/search-query'
 import { rebuildUsage, usageReport } from '../src/reports/usage-rollup'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
@@ -121,6 +121,13 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
           }),
       ],
       ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
+      // A page's first step: the newest messages by (ts, id), each looked up in the index.
+      [
+        'search newest',
+        () =>
+          capture(searchScanQuery(d, { ...f, q: 'hello', limit: 50 }, SEARCH_SCAN_STEPS[0] as number, [1, 200_000])),
+      ],
+      ['search newest span', () => capture(searchScanSpanQuery(d, f, SEARCH_SCAN_STEPS[0] as number))],
       ['usage', () => usageReport(d, capture, f)],
       ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
     ]

@@ -4,11 +4,11 @@
  * session gap.
  */
 import type { RecordStore } from '../store/store'
-import { clampLimit, searchHit } from '../store/store-rows'
+import { clampLimit } from '../store/store-rows'
 import { funnelReport, overviewReport, pathsReport, retentionReport } from './analytics-queries'
 import type { Dialect } from './dialect'
 import type { Exec } from './report-queries'
-import { searchQuery } from './search-query'
+import { searchPage } from './search-page'
 
 /** The analytics reads of a store. */
 export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'search' | 'paths' | 'funnel'>
@@ -19,7 +19,6 @@ export function analyticsReads(d: Dialect, exec: Exec, gapMs: number, zones: rea
     retention: (filter) => retentionReport(d, exec, filter, zones),
     paths: (filter) => pathsReport(d, exec, filter),
     funnel: (filter) => funnelReport(d, exec, filter),
-    search: async (filter) =>
-      (await exec(searchQuery(d, { ...filter, limit: clampLimit(filter.limit, 50) }))).map(searchHit),
+    search: (filter) => searchPage(d, exec, { ...filter, limit: clampLimit(filter.limit, 50) }),
   }
 }

@@ -77,7 +77,6 @@ export function searchQuery(
   d: Dialect,
   filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
 ): Query {
-  const terms = parseSearch(filter.q)
   const params: unknown[] = []
   const m = d.table('messages')
   let match: string
@@ -85,23 +84,112 @@ export function searchQuery(
   if (d.name === 'postgres') {
     from = `${m} m`
     match = `${pgSearchVector('m.text')} @@ to_tsquery('simple', ?)`
-    params.push(toTsQuery(terms))
+    params.push(toTsQuery(parseSearch(filter.q)))
   } else {
     from = `messages_fts f JOIN ${m} m ON m.id = f.rowid`
     match = 'messages_fts MATCH ?'
-    params.push(toFtsQuery(terms))
+    params.push(toFtsQuery(parseSearch(filter.q)))
   }
-  let and = scopeSql(d, filter, params, 'm.bot') + tsRangeSql(filter, params, 'm.ts')
-  const cursor = parseSearchCursor(filter.cursor)
-  if (cursor) {
-    and += ' AND (m.ts < ? OR (m.ts = ? AND m.id < ?))'
-    params.push(cursor[0], cursor[0], cursor[1])
-  }
+  const and = pageWhere(d, filter, params, 'm.')
   params.push(filter.limit)
   return {
-    sql: `SELECT m.id, m.bot, m.thread, m.user_id, m.direction, m.text, m.ts FROM ${from}
+    sql: `SELECT ${HIT_COLUMNS} FROM ${from}
       WHERE ${match}${and} ORDER BY m.ts DESC, m.id DESC LIMIT ?`,
     params,
+  }
+}
+
+const HIT_COLUMNS = 'm.id, m.bot, m.thread, m.user_id, m.direction, m.text, m.ts'
+
+/** Scope, time range and keyset cursor of a search page, on columns prefixed by `p`. */
+function pageWhere(
+  d: Dialect,
+  filter: ReadFilter & { cursor?: string | undefined },
+  params: unknown[],
+  p: string,
+): string {
+  let and = scopeSql(d, filter, params, `${p}bot`) + tsRangeSql(filter, params, `${p}ts`)
+  const cursor = parseSearchCursor(filter.cursor)
+  if (cursor) {
+    and += ` AND (${p}ts < ? OR (${p}ts = ? AND ${p}id < ?))`
+    params.push(cursor[0], cursor[0], cursor[1])
+  }
+  return and
+}
+
+/**
+ * How many of the newest messages (in the page's scope and range, after its cursor) a search
+ * checks in each step before it sorts every match of the rest: a word in many messages fills its
+ * page in the first steps (no sort of all its matches); a rare one pays these steps on top.
+ */
+export const SEARCH_SCAN_STEPS: readonly number[] = [2000, 200_000]
+
+/**
+ * The page's hits among the newest `scan` messages after the cursor, newest first: those
+ * messages from the (ts, id) index, intersected with the full-text index's matches between their
+ * smallest and largest id (`span`, from {@link searchScanSpanQuery}; ids mostly follow time: a
+ * narrow slice of the index), only the page's rows read.
+ */
+export function searchScanQuery(
+  d: Dialect,
+  filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
+  scan: number,
+  span: readonly [number, number],
+): Query {
+  const terms = parseSearch(filter.q)
+  const params: unknown[] = []
+  const m = d.table('messages')
+  const and = pageWhere(d, filter, params, '')
+  params.push(scan)
+  const matches =
+    d.name === 'postgres'
+      ? `SELECT id FROM ${m} WHERE ${pgSearchVector('text')} @@ to_tsquery('simple', ?) AND id BETWEEN ? AND ?`
+      : 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?'
+  params.push(d.name === 'postgres' ? toTsQuery(terms) : toFtsQuery(terms), span[0], span[1], filter.limit)
+  return {
+    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?),
+      h AS (SELECT id, ts FROM c WHERE id IN (${matches}) ORDER BY ts DESC, id DESC LIMIT ?)
+      SELECT ${HIT_COLUMNS} FROM h JOIN ${m} m ON m.id = h.id ORDER BY h.ts DESC, h.id DESC`,
+    params,
+  }
+}
+
+/**
+ * The newest `scan` messages after the cursor: `n` how many, `lo`/`hi` their smallest and largest
+ * id, `ts`/`id` the oldest of them (where the next step starts).
+ */
+export function searchScanSpanQuery(
+  d: Dialect,
+  filter: ReadFilter & { cursor?: string | undefined },
+  scan: number,
+): Query {
+  const params: unknown[] = []
+  const and = pageWhere(d, filter, params, '')
+  params.push(scan)
+  return {
+    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${d.table('messages')} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?)
+      SELECT s.n, s.lo, s.hi, e.ts, e.id FROM (SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM c) s
+      LEFT JOIN (SELECT ts, id FROM c ORDER BY ts, id LIMIT 1) e ON 1 = 1`,
+    params,
+  }
+}
+
+/**
+ * Past this many matches in the whole index (any scope or range) a search walks the newest
+ * messages first; below it, sorting every match is cheaper than the steps.
+ */
+export const SEARCH_FEW_MATCHES = 20_000
+
+/** `n`: how many messages match the query in the whole index, counted up to `cap` only. */
+export function searchMatchCountQuery(d: Dialect, q: string, cap: number): Query {
+  const terms = parseSearch(q)
+  const matches =
+    d.name === 'postgres'
+      ? `SELECT 1 FROM ${d.table('messages')} WHERE ${pgSearchVector('text')} @@ to_tsquery('simple', ?) LIMIT ?`
+      : 'SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?'
+  return {
+    sql: `SELECT count(*) AS n FROM (${matches}) x`,
+    params: [d.name === 'postgres' ? toTsQuery(terms) : toFtsQuery(terms), cap],
   }
 }
 

@@ -1,0 +1,52 @@
+/**
+ * One search page, cheap for a common word on both databases and the same answer as sorting
+ * every match: a query with few matches (under {@link SEARCH_FEW_MATCHES} in the whole
+ * index) sorts them; otherwise the newest messages after the cursor are checked in growing steps
+ * ({@link SEARCH_SCAN_STEPS}; a common word fills its page there); only if the page is still not
+ * full does the rest of the range come from the full-text index, sorted, after the last message
+ * checked. The parts are disjoint and in (ts, id) order, so keyset pages have no gap and no duplicate.
+ */
+import type { ReadFilter, SearchHit } from '../store/store'
+import { searchHit } from '../store/store-rows'
+import type { Dialect } from './dialect'
+import type { Exec } from './report-queries'
+import {
+  SEARCH_FEW_MATCHES,
+  SEARCH_SCAN_STEPS,
+  searchCursor,
+  searchMatchCountQuery,
+  searchQuery,
+  searchScanQuery,
+  searchScanSpanQuery,
+} from './search-query'
+
+/** The cost model of a search (exported for tests: small steps make a small store take every path). */
+export interface SearchPlan {
+  steps: readonly number[]
+  fewMatches: number
+}
+
+export async function searchPage(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
+  plan: SearchPlan = { steps: SEARCH_SCAN_STEPS, fewMatches: SEARCH_FEW_MATCHES },
+): Promise<SearchHit[]> {
+  const hits: SearchHit[] = []
+  let cursor = filter.cursor
+  const [counted] = await exec(searchMatchCountQuery(d, filter.q, plan.fewMatches))
+  const few = Number(counted?.n ?? 0) < plan.fewMatches
+  for (const scan of few ? [] : plan.steps) {
+    const page = { ...filter, limit: filter.limit - hits.length, cursor }
+    const [span] = await exec(searchScanSpanQuery(d, page, scan))
+    const n = Number(span?.n ?? 0)
+    if (n === 0) return hits
+    const found = await exec(searchScanQuery(d, page, scan, [Number(span?.lo), Number(span?.hi)]))
+    hits.push(...found.map(searchHit))
+    // The page is full, or fewer messages than `scan` were left after the cursor: all checked.
+    if (hits.length >= filter.limit || n < scan) return hits
+    cursor = searchCursor(Number(span?.ts), Number(span?.id))
+  }
+  const rest = await exec(searchQuery(d, { ...filter, limit: filter.limit - hits.length, cursor }))
+  return hits.concat(rest.map(searchHit))
+}
