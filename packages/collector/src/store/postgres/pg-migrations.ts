@@ -137,12 +137,7 @@ CREATE INDEX IF NOT EXISTS convotrack_messages_ts_id ON convotrack_messages (ts,
 CREATE INDEX IF NOT EXISTS convotrack_messages_bot_ts ON convotrack_messages (bot, ts, id);
 ${rollupDdl(postgresDialect)}
 `,
-    async after(client) {
-      await runStepsAsync(
-        rebuildRollups(postgresDialect),
-        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
-      )
-    },
+    after: (client) => deriveOn(client, rebuildRollups(postgresDialect)),
   },
   {
     version: 4,
@@ -171,46 +166,26 @@ ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS score double precision;
 ALTER TABLE convotrack_messages ADD COLUMN IF NOT EXISTS rated_intent text COLLATE "C";
 ${analyticsDdl(postgresDialect)}
 `,
-    async after(client) {
-      await runStepsAsync(
-        rebuildAnalytics(postgresDialect),
-        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
-      )
-    },
+    after: (client) => deriveOn(client, rebuildAnalytics(postgresDialect)),
   },
   { version: 7, name: 'search: GIN index over message text', sql: PG_SEARCH_DDL },
   {
     version: 8,
     name: 'funnels: steps per user and hour (derived from the stored messages)',
     sql: rollupDdl(postgresDialect, [USER_STEPS]),
-    async after(client) {
-      await runStepsAsync(
-        rebuildSteps(postgresDialect),
-        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
-      )
-    },
+    after: (client) => deriveOn(client, rebuildSteps(postgresDialect)),
   },
   {
     version: 9,
     name: 'LLM usage: tokens per hour, model and conversation (derived from the stored records)',
     sql: usageDdl(postgresDialect),
-    async after(client) {
-      await runStepsAsync(
-        rebuildUsage(postgresDialect),
-        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
-      )
-    },
+    after: (client) => deriveOn(client, rebuildUsage(postgresDialect)),
   },
   {
     version: 10,
     name: 'NotHandled phrases and segment counts per hour (derived from the summaries); search indexes a bounded head of each text',
     sql: readSummariesDdl(postgresDialect) + PG_SEARCH_BOUNDED_DDL,
-    async after(client) {
-      await runStepsAsync(
-        rebuildReadSummaries(postgresDialect),
-        async (q) => (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows,
-      )
-    },
+    after: (client) => deriveOn(client, rebuildReadSummaries(postgresDialect)),
   },
   HISTORY_SUMMARIES,
   {
