@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
-import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import { retentionZones } from '../../reports/retention-cohorts'
@@ -26,26 +24,19 @@ import type {
 import type {
   AddResult,
   AuditEntry,
-  ConversationSummary,
   ErasureResult,
-  EventsReport,
   IncomingRecord,
-  IntentLine,
   MessengerPageConfig,
-  NotHandledLine,
   PauseState,
   ReadFilter,
   RecordStore,
-  SearchHit,
-  Segment,
   StoreChange,
   StoredMessage,
   StoredRecord,
   StoreOptions,
-  TimelineBucket,
-  UsageLine,
 } from '../store'
 import { sessionGapMs } from '../store'
+import { StoreReads } from '../store-reads'
 import {
   clampLimit,
   type MessageRow,
@@ -201,7 +192,7 @@ interface PendingAdd extends Item {
  *
  * @example const store = await PgRecordStore.open('postgres://convotrack@127.0.0.1/convotrack')
  */
-export class PgRecordStore implements RecordStore {
+export class PgRecordStore extends StoreReads implements RecordStore {
   /** This process's id in notifications: its own changes are not echoed back to it. */
   private readonly origin = randomBytes(6).toString('hex')
   private readonly listeners = new Set<(change: StoreChange) => void>()
@@ -238,6 +229,7 @@ export class PgRecordStore implements RecordStore {
     private readonly gapMs: number,
     private readonly zones: readonly string[],
   ) {
+    super()
     this.analytics = analyticsReads(
       d,
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
@@ -587,16 +579,15 @@ export class PgRecordStore implements RecordStore {
   }
 
   /** The reports, on this database (pooled, bounded like every read). */
-  private readonly reports = reportReads(d, (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params))
-  private readonly analytics: AnalyticsReads
+  protected override readonly reports = reportReads(
+    d,
+    (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
+  )
+  protected override readonly analytics: AnalyticsReads
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
     const q = recentQuery(d, filter, clampLimit(filter.limit, 100))
     return (await this.query<MessageRow>(d.sql(q.sql), q.params)).map(toMessage)
-  }
-
-  async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
-    return this.reports.conversations(filter)
   }
 
   async transcript(
@@ -607,50 +598,6 @@ export class PgRecordStore implements RecordStore {
     const before = options.beforeId === undefined ? undefined : Math.floor(options.beforeId)
     const q = transcriptQuery(d, text(bot) as string, text(thread) as string, clampLimit(options.limit, 500), before)
     return (await this.query<MessageRow>(d.sql(q.sql), q.params)).map(toMessage)
-  }
-
-  async notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]> {
-    return this.reports.notHandled(filter)
-  }
-
-  async overview(filter: ReadFilter): Promise<OverviewReport> {
-    return this.analytics.overview(filter)
-  }
-
-  async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
-    return this.analytics.retention(filter)
-  }
-
-  async funnel(filter: ReadFilter & { steps: readonly FunnelStep[] }): Promise<FunnelLine[]> {
-    return this.analytics.funnel(filter)
-  }
-
-  async paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]> {
-    return this.analytics.paths(filter)
-  }
-
-  async search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]> {
-    return this.analytics.search(filter)
-  }
-
-  async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return this.reports.intents(filter)
-  }
-
-  async events(filter: ReadFilter): Promise<EventsReport> {
-    return this.reports.events(filter)
-  }
-
-  async segments(filter: ReadFilter): Promise<Segment[]> {
-    return this.reports.segments(filter)
-  }
-
-  async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    return this.reports.timeline(filter)
-  }
-
-  async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
-    return this.reports.usage(filter)
   }
 
   async paused(bot: string, thread: string): Promise<boolean> {
@@ -666,10 +613,6 @@ export class PgRecordStore implements RecordStore {
       'SELECT page_id, app_secret, verify_token, bot FROM convotrack_messenger_pages ORDER BY page_id',
     )
     return rows.map(toMessengerPage)
-  }
-
-  async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    return this.reports.counts(filter)
   }
 
   // ------------------------------------------------------------------ lifecycle and audit

@@ -1,11 +1,9 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
-import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../../reports/analytics-queries'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { recentQuery, transcriptQuery } from '../../reports/message-queries'
-import type { Period } from '../../reports/periods'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
 import { retentionZones } from '../../reports/retention-cohorts'
@@ -25,26 +23,19 @@ import type {
 import type {
   AddResult,
   AuditEntry,
-  ConversationSummary,
   ErasureResult,
-  EventsReport,
   IncomingRecord,
-  IntentLine,
   MessengerPageConfig,
-  NotHandledLine,
   PauseState,
   ReadFilter,
   RecordStore,
-  SearchHit,
-  Segment,
   StoredMessage,
   StoredRecord,
   StoreOptions,
-  TimelineBucket,
   TranscriptPage,
-  UsageLine,
 } from '../store'
 import { sessionGapMs } from '../store'
+import { StoreReads } from '../store-reads'
 import {
   clampLimit,
   type MessageRow,
@@ -85,7 +76,7 @@ function kept<T extends object>(value: T): T {
  *
  * @example const store = new SqliteRecordStore('./convotrack.db')
  */
-export class SqliteRecordStore implements RecordStore {
+export class SqliteRecordStore extends StoreReads implements RecordStore {
   private readonly db: Database.Database
   private readonly cache = new Map<string, Database.Statement>()
   private readonly insertRecord: Database.Statement
@@ -99,7 +90,7 @@ export class SqliteRecordStore implements RecordStore {
   private pending: PendingAdd[] = []
   private readonly gapMs: number
   private readonly zones: readonly string[]
-  private readonly analytics: AnalyticsReads
+  protected override readonly analytics: AnalyticsReads
   private readonly desk: SqliteHandoffs
 
   /**
@@ -107,6 +98,7 @@ export class SqliteRecordStore implements RecordStore {
    * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`).
    */
   constructor(file = ':memory:', options: StoreOptions = {}) {
+    super()
     this.gapMs = sessionGapMs(options)
     this.zones = retentionZones(options.retentionZones)
     this.analytics = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs, this.zones)
@@ -230,7 +222,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   /** The reports, on this database. */
-  private readonly reports = reportReads(d, async (q: Query): Promise<Row[]> => this.run(q))
+  protected override readonly reports = reportReads(d, async (q: Query): Promise<Row[]> => this.run(q))
 
   private stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql)
@@ -296,58 +288,10 @@ export class SqliteRecordStore implements RecordStore {
     return (this.run(q) as unknown as MessageRow[]).map(toMessage)
   }
 
-  async conversations(filter: ReadFilter & { limit?: number; cursor?: string }): Promise<ConversationSummary[]> {
-    return this.reports.conversations(filter)
-  }
-
   async transcript(bot: string, thread: string, options: TranscriptPage = {}): Promise<StoredMessage[]> {
     const before = options.beforeId === undefined ? undefined : Math.floor(options.beforeId)
     const q = transcriptQuery(d, bot, thread, clampLimit(options.limit, 500), before)
     return (this.run(q) as unknown as MessageRow[]).map(toMessage)
-  }
-
-  async notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]> {
-    return this.reports.notHandled(filter)
-  }
-
-  async overview(filter: ReadFilter): Promise<OverviewReport> {
-    return this.analytics.overview(filter)
-  }
-
-  async retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport> {
-    return this.analytics.retention(filter)
-  }
-
-  async funnel(filter: ReadFilter & { steps: readonly FunnelStep[] }): Promise<FunnelLine[]> {
-    return this.analytics.funnel(filter)
-  }
-
-  async paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]> {
-    return this.analytics.paths(filter)
-  }
-
-  async search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]> {
-    return this.analytics.search(filter)
-  }
-
-  async intents(filter: ReadFilter): Promise<IntentLine[]> {
-    return this.reports.intents(filter)
-  }
-
-  async events(filter: ReadFilter): Promise<EventsReport> {
-    return this.reports.events(filter)
-  }
-
-  async segments(filter: ReadFilter): Promise<Segment[]> {
-    return this.reports.segments(filter)
-  }
-
-  async timeline(filter: ReadFilter & { bucketMs: number; since?: number }): Promise<TimelineBucket[]> {
-    return this.reports.timeline(filter)
-  }
-
-  async usage(filter: ReadFilter & { since?: number }): Promise<UsageLine[]> {
-    return this.reports.usage(filter)
   }
 
   async setPaused(bot: string, thread: string, paused: boolean): Promise<PauseState> {
@@ -375,10 +319,6 @@ export class SqliteRecordStore implements RecordStore {
   async messengerPages(): Promise<MessengerPageConfig[]> {
     const rows = this.all<MessengerPageRow>('SELECT * FROM messenger_pages')
     return rows.map(toMessengerPage)
-  }
-
-  async counts(filter: ReadFilter = {}): Promise<{ records: number; messages: number }> {
-    return this.reports.counts(filter)
   }
 
   /**
