@@ -25,6 +25,7 @@ export const SESSIONS: RollupSpec = {
     intents: 'text',
   },
   keys: ['bot', 'user_id', 'sid', 'start_ts'],
+  withoutRowid: true,
   sums: ['messages', 'incoming'],
   maxes: ['end_ts'],
   indexes: [['start_ts'], ['bot', 'start_ts']],
@@ -35,6 +36,7 @@ export const SESSION_HOURS: RollupSpec = {
   name: 'rollup_sessions',
   columns: { bot: 'text', hour: 'int', sessions: 'int' },
   keys: ['bot', 'hour'],
+  withoutRowid: true,
   sums: ['sessions'],
   live: ['sessions'],
   indexes: [['hour']],
@@ -48,19 +50,23 @@ export const FEEDBACK: RollupSpec = {
   name: 'rollup_feedback',
   columns: { bot: 'text', hour: 'int', intent: 'text', n: 'int', score_sum: 'real' },
   keys: ['bot', 'hour', 'intent'],
+  withoutRowid: true,
   sums: ['n', 'score_sum'],
   live: ['n'],
   indexes: [['hour']],
 }
 
-/** Users active per bot × hour: the partial days at a range's edges (whole days read rollup_user_days). */
+/**
+ * Users active per bot × hour: the partial days at a range's edges (whole days read
+ * rollup_user_days). Keyed by hour first (the reads take a range of hours); no other index.
+ */
 export const USER_HOURS: RollupSpec = {
   name: 'rollup_user_hours',
   columns: { bot: 'text', hour: 'int', user_id: 'text', messages: 'int' },
-  keys: ['bot', 'hour', 'user_id'],
+  keys: ['hour', 'bot', 'user_id'],
+  withoutRowid: true,
   sums: ['messages'],
   live: ['messages'],
-  indexes: [['hour', 'bot', 'user_id']],
 }
 
 /**

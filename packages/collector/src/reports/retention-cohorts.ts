@@ -29,6 +29,7 @@ export const USER_PERIODS: RollupSpec = {
   name: 'retention_user_periods',
   columns: { bot: 'text', user_id: 'text', zone: 'text', kind: 'text', period_start: 'int', messages: 'int' },
   keys: ['bot', 'user_id', 'zone', 'kind', 'period_start'],
+  withoutRowid: true,
   sums: ['messages'],
   live: ['messages'],
 }
@@ -38,6 +39,7 @@ export const COHORTS: RollupSpec = {
   name: 'rollup_cohorts',
   columns: { zone: 'text', kind: 'text', cohort_start: 'int', active_start: 'int', bot: 'text', users: 'int' },
   keys: ['zone', 'kind', 'cohort_start', 'active_start', 'bot'],
+  withoutRowid: true,
   sums: ['users'],
   live: ['users'],
 }

@@ -24,6 +24,12 @@ export interface RollupSpec {
   live?: readonly string[]
   /** Secondary indexes (column lists) for the reports' reads. */
   indexes?: ReadonlyArray<readonly string[]>
+  /**
+   * SQLite: a WITHOUT ROWID table (the key's b-tree holds the rows) instead of a rowid table (a
+   * b-tree of rows beside the key's index): for narrow rows with few secondary indexes (those
+   * carry the whole key instead of a rowid). Wide rows (free text, metadata) stay rowid tables.
+   */
+  withoutRowid?: true
 }
 
 /** Messages, records and directions per bot × hour (event time): `/api/stats`, the timeline. */
@@ -39,6 +45,7 @@ export const HOURLY: RollupSpec = {
     events: 'int',
   },
   keys: ['bot', 'hour'],
+  withoutRowid: true,
   sums: ['records', 'messages', 'incoming', 'outgoing', 'events'],
   live: ['records', 'messages'],
   indexes: [['hour']],
@@ -58,6 +65,7 @@ export const INTENTS: RollupSpec = {
     conf_n: 'int',
   },
   keys: ['bot', 'hour', 'intent'],
+  withoutRowid: true,
   sums: ['messages', 'incoming', 'outgoing', 'conf_sum', 'conf_n'],
   live: ['messages'],
   indexes: [['hour']],
@@ -68,6 +76,7 @@ export const EVENTS: RollupSpec = {
   name: 'rollup_events',
   columns: { bot: 'text', hour: 'int', type: 'text', name: 'text', n: 'int', amount: 'real' },
   keys: ['bot', 'hour', 'type', 'name'],
+  withoutRowid: true,
   sums: ['n', 'amount'],
   live: ['n'],
   indexes: [['hour']],
@@ -88,14 +97,17 @@ export const NOT_HANDLED: RollupSpec = {
   indexes: [['hour']],
 }
 
-/** Users active per bot × UTC day (messages, incoming): distinct users over a range, for the analytics to come. */
+/**
+ * Users active per bot × UTC day (messages, incoming): distinct users over a range. Keyed by day
+ * first: the reads take a range of days (of one bot or all), and no index beside the key is kept.
+ */
 export const USER_DAYS: RollupSpec = {
   name: 'rollup_user_days',
   columns: { bot: 'text', day: 'int', user_id: 'text', messages: 'int', incoming: 'int' },
-  keys: ['bot', 'day', 'user_id'],
+  keys: ['day', 'bot', 'user_id'],
+  withoutRowid: true,
   sums: ['messages', 'incoming'],
   live: ['messages'],
-  indexes: [['day', 'bot', 'user_id']],
 }
 
 /** One row per bot × user: first and last seen (event time) and the latest metadata (segments). */
@@ -178,8 +190,10 @@ export function rollupDdl(d: Dialect, specs: readonly RollupSpec[] = ROLLUPS): s
       const indexes = (spec.indexes ?? []).map(
         (ix) => `CREATE INDEX IF NOT EXISTS ${t}_${ix.join('_')} ON ${t} (${ix.join(', ')});`,
       )
+      // SQLite: one b-tree per table (sqlite-without-rowid.ts).
+      const options = d.name === 'sqlite' && spec.withoutRowid ? ' WITHOUT ROWID' : ''
       return [
-        `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})\n);`,
+        `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})\n)${options};`,
         ...indexes,
       ].join('\n')
     })

@@ -29,6 +29,7 @@ export const USAGE_HOURS: RollupSpec = {
     conversations: 'int',
   },
   keys: ['bot', 'hour', 'model'],
+  withoutRowid: true,
   sums: ['messages', 'input_tokens', 'output_tokens', 'conversations'],
   live: ['messages'],
   indexes: [['hour']],

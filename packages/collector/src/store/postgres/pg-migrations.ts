@@ -10,6 +10,7 @@ import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 import { HISTORY_SUMMARIES } from './pg-history-summaries'
+import { LEAN_INGEST } from './pg-lean-ingest'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -194,6 +195,7 @@ ${analyticsDdl(postgresDialect)}
     sql: usageDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildUsageByHour(postgresDialect)),
   },
+  LEAN_INGEST,
 ]
 
 /** Runs a derivation's steps on the migration's client. */
