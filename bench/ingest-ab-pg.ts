@@ -52,6 +52,15 @@ const accepted = (i: number): AcceptedRecord => {
   }
 }
 
+/** The users per day and hour as migration 12 made them (keyed by bot first, a time-first copy beside). */
+const AS_MIGRATION_12 = ['day', 'hour']
+  .map((p) => {
+    const t = `convotrack_rollup_user_${p}s`
+    return `ALTER TABLE ${t} DROP CONSTRAINT ${t}_pkey; ALTER TABLE ${t} ADD PRIMARY KEY (bot, ${p}, user_id);
+CREATE INDEX ${t}_${p}_bot_user_id ON ${t} (${p}, bot, user_id);`
+  })
+  .join('\n')
+
 /** User + system CPU (µs) of these processes so far. */
 function cpuOf(pids: readonly number[]): number {
   let ticks = 0
@@ -75,6 +84,8 @@ try {
     c,
     PG_MIGRATIONS.filter((m) => m.version < STEP),
   )
+  // The earlier steps create today's summary tables: put them back as migration 12 made them.
+  if (STEP === 13) await c.query(AS_MIGRATION_12)
   await c.end()
   await bulkSeedPostgres(base, SEED, accepted, log)
   await deriveIfPending(base, log)

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { USER_HOURS } from '../src/reports/analytics-tables'
 import { sqliteDialect } from '../src/reports/dialect'
 import { type RollupSpec, rollupDdl, USER_DAYS } from '../src/reports/rollup-tables'
-import { LEAN_TABLES } from '../src/store/sqlite/sqlite-without-rowid'
+import { LEAN_TABLES } from '../src/store/sqlite/sqlite-lean-ingest'
 import { expectAnalyticsRecount } from './analytics-recount'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
 import { startPostgres } from './support/postgres'
@@ -65,7 +65,7 @@ const indexNames = (db: Database.Database, table: string) =>
     .all(table)
 
 describe('upgrading to the lean ingest schema', () => {
-  it('SQLite: step 11 rebuilds the narrow summaries WITHOUT ROWID, every row and index kept', async () => {
+  it('SQLite: step 11 drops messages_thread and rebuilds the narrow summaries WITHOUT ROWID, every row and other index kept', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-lean-')), 'old.db')
     let store = new SqliteRecordStore(file)
     await load(store, traffic(300, 11))
@@ -78,6 +78,7 @@ describe('upgrading to the lean ingest schema', () => {
     backToStep10(db)
     expect(tableSql(db, 'sessions')).not.toMatch(/WITHOUT ROWID/)
     expect(indexNames(db, 'rollup_user_days')).toEqual(['rollup_user_days_day_bot_user_id'])
+    db.exec('CREATE INDEX messages_thread ON messages (bot, thread, id)')
     db.close()
 
     store = new SqliteRecordStore(file)
@@ -101,6 +102,9 @@ describe('upgrading to the lean ingest schema', () => {
       expect(indexNames(db, 'rollup_user_hours')).toEqual([])
       expect(indexNames(db, 'sessions')).toEqual(sessionsIndexes)
       expect(indexNames(db, 'rollup_hourly')).toEqual(['rollup_hourly_hour'])
+      // The look-backs' arrival-order index went; the transcripts' event-time one stayed.
+      expect(indexNames(db, 'messages')).not.toContain('messages_thread')
+      expect(indexNames(db, 'messages')).toContain('messages_thread_ts')
       // Wide rows stay rowid tables.
       expect(tableSql(db, 'conversation_summaries')).not.toMatch(/WITHOUT ROWID/)
     } finally {

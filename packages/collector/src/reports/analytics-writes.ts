@@ -5,6 +5,7 @@
  * derives them from stored messages.
  */
 import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
+import { latestInBatch } from './batch-lookback'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
@@ -233,11 +234,15 @@ export function* ingestAnalytics(
   const rated = fresh.filter((m) => isFeedback(m) && m.score !== null && m.score !== undefined)
   const messages = d.table('messages')
   for (const m of rated) {
-    const [answer] = yield {
-      sql: `SELECT intent FROM ${messages} WHERE bot = ? AND thread = ? AND direction = 'outgoing' AND id < ?
+    // The rated answer is usually in the same batch (batch-lookback.ts).
+    const near = latestInBatch(d, fresh, m, 'outgoing')
+    const [answer] = near
+      ? [near]
+      : yield {
+          sql: `SELECT intent FROM ${messages} WHERE bot = ? AND thread = ? AND direction = 'outgoing' AND id < ?
         ORDER BY id DESC LIMIT 1`,
-      params: [m.bot, m.thread, m.id],
-    }
+          params: [m.bot, m.thread, m.id],
+        }
     const intent = answer?.intent === null || answer?.intent === undefined ? '' : String(answer.intent)
     yield {
       sql: `UPDATE ${messages} SET score = ?, rated_intent = ? WHERE id = ?`,

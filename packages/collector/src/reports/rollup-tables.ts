@@ -190,7 +190,7 @@ export function rollupDdl(d: Dialect, specs: readonly RollupSpec[] = ROLLUPS): s
       const indexes = (spec.indexes ?? []).map(
         (ix) => `CREATE INDEX IF NOT EXISTS ${t}_${ix.join('_')} ON ${t} (${ix.join(', ')});`,
       )
-      // SQLite: one b-tree per table (sqlite-without-rowid.ts).
+      // SQLite: one b-tree per table (sqlite-lean-ingest.ts).
       const options = d.name === 'sqlite' && spec.withoutRowid ? ' WITHOUT ROWID' : ''
       return [
         `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})\n)${options};`,

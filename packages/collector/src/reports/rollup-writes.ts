@@ -5,6 +5,7 @@
  * maintains the summaries at ingest, takes an erased or expired record's share back out, and
  * rebuilds them all when an existing database is upgraded.
  */
+import { latestInBatch } from './batch-lookback'
 import type { Dialect, Query } from './dialect'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
@@ -99,7 +100,11 @@ export function* ingestRollups(
       for (const r of rows) targets.add(Number(r.id))
     } else {
       const sql = lookback('?', '?', '?')
-      for (const m of replies) for (const r of yield { sql, params: [m.bot, m.thread, m.id] }) targets.add(Number(r.id))
+      for (const m of replies) {
+        const input = latestInBatch(d, fresh, m, 'incoming')
+        if (input) targets.add(input.id)
+        else for (const r of yield { sql, params: [m.bot, m.thread, m.id] }) targets.add(Number(r.id))
+      }
     }
   }
   const byId = new Map(fresh.map((m) => [m.id, m]))

@@ -11,7 +11,7 @@ import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
 import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
-import { LEAN_SUMMARIES } from './sqlite-without-rowid'
+import { LEAN_INGEST } from './sqlite-lean-ingest'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -192,7 +192,7 @@ ${rollupDdl(sqliteDialect)}
       runSteps(rebuildUsageByHour(sqliteDialect), run)
     },
   },
-  LEAN_SUMMARIES,
+  LEAN_INGEST,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
