@@ -12,13 +12,13 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { PgRecordStore, validateRecord } from '../packages/collector/src/index'
-import { type AcceptedRecord, ingestMany } from '../packages/collector/src/ingest/ingest'
+import { PgRecordStore } from '../packages/collector/src/index'
+import { ingestMany } from '../packages/collector/src/ingest/ingest'
 import { LiveFeed } from '../packages/collector/src/live/live-feed'
 import { migrate, PG_MIGRATIONS } from '../packages/collector/src/store/postgres/pg-migrations'
 import { startPostgres } from '../packages/collector/test/support/postgres'
+import { acceptedScaleRecord } from './ingest-records'
 import { bulkSeedPostgres, deriveIfPending } from './scale-bulk'
-import { scaleRecord } from './scale-records'
 
 const { values: args } = parseArgs({
   options: {
@@ -37,20 +37,7 @@ const BATCH = 500
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
 
 const shape = { records: SEED + N, users: USERS, end: Math.floor(Date.now() / 600_000) * 600_000, days: 90 }
-const accepted = (i: number): AcceptedRecord => {
-  const r = scaleRecord(i, shape)
-  const body = JSON.parse(r.body) as Record<string, unknown>
-  validateRecord(r.platform as never, r.type, body, '11.1.0-rest')
-  return {
-    bot: 'bench',
-    platform: r.platform as never,
-    type: r.type,
-    v: '11.1.0-rest',
-    raw: r.body,
-    body,
-    idempotencyKey: `ab.${i.toString(36)}`,
-  }
-}
+const accepted = acceptedScaleRecord(shape, 'ab.')
 
 /** The users per day and hour as migration 12 made them (keyed by bot first, a time-first copy beside). */
 const AS_MIGRATION_12 = ['day', 'hour']

@@ -14,11 +14,11 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
-import { SqliteRecordStore, validateRecord } from '../packages/collector/src/index'
-import { type AcceptedRecord, ingestMany } from '../packages/collector/src/ingest/ingest'
+import { SqliteRecordStore } from '../packages/collector/src/index'
+import { ingestMany } from '../packages/collector/src/ingest/ingest'
 import { LiveFeed } from '../packages/collector/src/live/live-feed'
+import { acceptedScaleRecord } from './ingest-records'
 import { bulkSeedSqlite } from './scale-bulk'
-import { scaleRecord } from './scale-records'
 
 const { values: args } = parseArgs({
   options: {
@@ -42,20 +42,7 @@ const BATCH = 500
 
 const SEEDED = Number(args.seed ?? 0)
 const shape = { records: SEEDED + N, users: USERS, end: Math.floor(Date.now() / 600_000) * 600_000, days: 90 }
-const accepted = (i: number): AcceptedRecord => {
-  const r = scaleRecord(i, shape)
-  const body = JSON.parse(r.body) as Record<string, unknown>
-  validateRecord(r.platform as never, r.type, body, '11.1.0-rest')
-  return {
-    bot: 'bench',
-    platform: r.platform as never,
-    type: r.type,
-    v: '11.1.0-rest',
-    raw: r.body,
-    body,
-    idempotencyKey: `ab.${i.toString(36)}`,
-  }
-}
+const accepted = acceptedScaleRecord(shape, 'ab.')
 
 if (!existsSync(BASE)) {
   if (!SEEDED) throw new Error(`${BASE} does not exist: give --seed M to make it`)

@@ -11,10 +11,10 @@
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
-import { SqliteRecordStore, validateRecord } from '../packages/collector/src/index'
-import { type AcceptedRecord, ingestMany } from '../packages/collector/src/ingest/ingest'
+import { SqliteRecordStore } from '../packages/collector/src/index'
+import { ingestMany } from '../packages/collector/src/ingest/ingest'
 import { LiveFeed } from '../packages/collector/src/live/live-feed'
-import { scaleRecord } from './scale-records'
+import { acceptedScaleRecord } from './ingest-records'
 
 const { values: args } = parseArgs({
   options: {
@@ -49,20 +49,7 @@ const shape = {
   end: Math.floor(Date.now() / 600_000) * 600_000,
   days: 90,
 }
-const accepted = (i: number): AcceptedRecord => {
-  const r = scaleRecord(i, shape)
-  const body = JSON.parse(r.body) as Record<string, unknown>
-  validateRecord(r.platform as never, r.type, body, '11.1.0-rest')
-  return {
-    bot: 'bench',
-    platform: r.platform as never,
-    type: r.type,
-    v: '11.1.0-rest',
-    raw: r.body,
-    body,
-    idempotencyKey: `pg.${i}`,
-  }
-}
+const accepted = acceptedScaleRecord(shape, 'pg.')
 const feed = new LiveFeed()
 for (let s = from; s < from + N; s += 500)
   await ingestMany(
