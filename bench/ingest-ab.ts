@@ -9,6 +9,7 @@
  *
  * `node --import tsx bench/ingest-ab.ts --base FILE [--records 20000] [--users 50000] [--skip 11]`
  * `--after-sql "…"`: instead of the migration, run this SQL on "after" (to try a change first).
+ * `--keep`: leave the two copies in `--dir` (ingest-ab-before.db, ingest-ab-after.db).
  * `--seed M`: when `--base` does not exist, make it: M records by the scale bench's bulk seed.
  */
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
@@ -29,6 +30,7 @@ const { values: args } = parseArgs({
     'after-sql': { type: 'string' },
     dir: { type: 'string' },
     seed: { type: 'string' },
+    keep: { type: 'boolean' },
   },
   args: process.argv.slice(2).filter((a) => a !== '--'),
 })
@@ -114,4 +116,6 @@ process.stdout.write(
 )
 await a.close()
 await b.close()
-for (const f of [before, after]) for (const ext of ['', '-wal', '-shm']) rmSync(f + ext, { force: true })
+// `--keep`: leave both copies (to time reads on them).
+if (!args.keep)
+  for (const f of [before, after]) for (const ext of ['', '-wal', '-shm']) rmSync(f + ext, { force: true })

@@ -72,7 +72,7 @@ describe('upgrading to the lean ingest schema', () => {
     await store.close()
     let db = new Database(file)
     const rows = snapshot(db)
-    for (const t of ['sessions', 'retention_user_periods', 'rollup_user_days', 'rollup_user_hours'])
+    for (const t of ['rollup_sessions', 'retention_user_periods', 'rollup_user_days', 'rollup_user_hours'])
       expect(rows[t]?.length, t).toBeGreaterThan(0)
     const sessionsIndexes = indexNames(db, 'sessions')
     backToStep10(db)

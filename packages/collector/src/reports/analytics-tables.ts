@@ -25,7 +25,6 @@ export const SESSIONS: RollupSpec = {
     intents: 'text',
   },
   keys: ['bot', 'user_id', 'sid', 'start_ts'],
-  withoutRowid: true,
   sums: ['messages', 'incoming'],
   maxes: ['end_ts'],
   indexes: [['start_ts'], ['bot', 'start_ts']],
