@@ -53,7 +53,7 @@ function reproduceLine(seed: number, path: string | null | undefined): string {
  * `fc.assert(property, seeded({ numRuns: RUNS }))`.
  */
 export function seeded<Ts>(
-  params: Omit<fc.Parameters<Ts>, 'seed' | 'path' | 'reporter' | 'asyncReporter'> = {},
+  params: Omit<fc.Parameters<NoInfer<Ts>>, 'seed' | 'path' | 'reporter' | 'asyncReporter'> = {},
 ): fc.Parameters<Ts> {
   return {
     ...params,
