@@ -11,10 +11,11 @@ import { type PostgresServer, startPostgres } from './support/postgres'
 /**
  * PostgreSQL plans from its statistics, so the seed must be big enough for each read to get the
  * plan a big table gets. Compared read by read with 200 000 records (issue 30): at 100 000 every
- * read touches the same tables through the same indexes, but for the bot's live chart (`timeline
- * since bot`), which takes (bot, ts) instead of (ts, id) at any size under 200 000; at 50 000 the
- * bot's firehose and search pages switch indexes too, at 20 000 the transcript becomes a bitmap
- * scan. Dropping an index a read needs fails the test at this size (a `Seq Scan`), as at 200 000.
+ * read touches the same tables through the same indexes (the bot's live chart, `timeline since
+ * bot`, takes (ts, id) or (bot, ts) from one ANALYZE's sample to the next); at 50 000 the bot's
+ * firehose and search pages take (ts, id) where 200 000 take (bot, ts), at 20 000 the transcript
+ * becomes a bitmap scan. Dropping an index a read needs fails the test at this size (a `Seq
+ * Scan`), as at 200 000.
  */
 const RECORDS = 100_000
 
