@@ -240,6 +240,22 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
     .map(({ lastId: _, ...c }) => c)
 }
 
+/**
+ * The overview's conversations, recounted: threads (events make none) whose first message is in
+ * the range widened to whole hours.
+ */
+export function conversationStarts(all: StoredMessage[], filter: ReadFilter): number {
+  const firsts = new Map<string, number>()
+  for (const m of all) {
+    if (m.direction === 'event' || (filter.bot !== undefined && m.bot !== filter.bot)) continue
+    const k = `${m.bot}/${m.thread}`
+    firsts.set(k, Math.min(m.ts, firsts.get(k) ?? m.ts))
+  }
+  const from = Math.floor((filter.from ?? 0) / HOUR) * HOUR
+  const to = filter.to === undefined || filter.to === null ? null : Math.ceil(filter.to / HOUR) * HOUR
+  return [...firsts.values()].filter((t) => t >= from && (to === null || t < to)).length
+}
+
 /** A token count the usage report believes: 0 … 10¹² (a sum of larger ones would overflow). */
 const believed = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1e12
 
@@ -336,6 +352,7 @@ export async function expectMatchesRecount(store: RecordStore, filter: ReadFilte
   }
   const seg = (await store.segments(filter)).find((s) => s.field === 'locale')
   expect(Object.fromEntries((seg?.values ?? []).map((v) => [v.value, v.users]))).toEqual(Object.fromEntries(locales))
+  expect((await store.overview(filter)).conversations).toBe(conversationStarts(all, filter))
   if (filter.from === undefined && filter.to === undefined && filter.bot === undefined) {
     const nhIds = new Set(nhInputs(all).map((m) => m.id))
     const convs = await store.conversations({ limit: 5000 })

@@ -6,6 +6,7 @@
 import type { ReadFilter } from '../store/store'
 import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
 import type { FunnelLine, FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
+import { CONVERSATION_STARTS } from './conversation-starts'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { pathCounts } from './path-prefixes'
@@ -109,16 +110,6 @@ export async function overviewReport(
   // Open end: the latest instant a Date can hold.
   const to = r.to ?? 8.64e15
   const newParams: unknown[] = [r.from, to]
-  const convParams: unknown[] = []
-  let convAnd = scopeSql(d, filter, convParams)
-  if (filter.from !== undefined && filter.from > 0) {
-    convAnd += ' AND last_ts >= ?'
-    convParams.push(filter.from)
-  }
-  if (filter.to !== undefined && filter.to !== null) {
-    convAnd += ' AND first_ts < ?'
-    convParams.push(filter.to)
-  }
   // Parameters in the order of the text: the gap (JOIN), the actions, the times, the scope.
   const handoffParams: unknown[] = [gapMs]
   const actions = d.inList('a.action', HANDOFF_ACTIONS, handoffParams)
@@ -132,10 +123,7 @@ export async function overviewReport(
       sql: `SELECT count(*) AS n FROM ${d.table(USERS.name)} WHERE first_ts >= ? AND first_ts < ?${scopeSql(d, filter, newParams)}`,
       params: newParams,
     }),
-    exec({
-      sql: `SELECT count(*) AS n FROM ${d.table(CONVERSATIONS.name)} WHERE messages > 0${convAnd}`,
-      params: convParams,
-    }),
+    hourly(d, exec, filter, CONVERSATION_STARTS.name, { n: 'conversations' }),
     exec({
       sql: `SELECT count(*) AS n FROM (SELECT DISTINCT s.bot, s.user_id, s.sid, s.start_ts
           FROM ${d.table('audit')} a
@@ -187,7 +175,7 @@ export async function overviewReport(
     newUsers,
     returningUsers: Math.max(0, users - newUsers),
     sessions: sessionCount,
-    conversations: num(conversations[0]?.n),
+    conversations: total(conversations, 'n'),
     messages: total(traffic, 'messages'),
     incoming,
     outgoing: total(traffic, 'outgoing'),

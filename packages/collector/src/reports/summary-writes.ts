@@ -15,6 +15,7 @@
  */
 import { SESSION_HOURS } from './analytics-tables'
 import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
+import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation-starts'
 import type { Dialect, Query } from './dialect'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
@@ -33,7 +34,15 @@ import { ingestRollups, type Steps, takeBack } from './rollup-writes'
 import { ingestUsage, writeUsage } from './usage-rollup'
 
 /** The tables written at the end of a writer's transaction, in this order. */
-export const LATE_TABLES: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, NH_PHRASES, SEGMENTS, SESSION_HOURS]
+export const LATE_TABLES: readonly RollupSpec[] = [
+  HOURLY,
+  INTENTS,
+  EVENTS,
+  NH_PHRASES,
+  SEGMENTS,
+  SESSION_HOURS,
+  CONVERSATION_STARTS,
+]
 
 function lateChanges(): Late {
   return { takes: (spec) => LATE_TABLES.includes(spec), deltas: new Map() }
@@ -78,6 +87,7 @@ export function* ingestSummaries(
 ): Steps {
   const late = lateChanges()
   const changes = yield* ingestRollups(d, fresh, records, late)
+  yield* countStarts(d, changes, fresh, late)
   yield* ingestReadSummaries(d, changes, late)
   yield* ingestAnalytics(d, fresh, gapMs, { zones }, late)
   yield* ingestUsage(d, fresh)
@@ -98,6 +108,7 @@ export function* takeBackSummaries(
 ): Steps {
   const late = lateChanges()
   yield* takeBack(d, doomed, records, late)
+  yield* takeBackStarts(d, doomed, late)
   yield* takeBackReadSummaries(d, doomed, late)
   yield* takeBackAnalytics(d, doomed, gapMs, zones, late)
   yield* writeUsage(d, usage)

@@ -1,6 +1,7 @@
 import type { ClientBase } from 'pg'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -193,6 +194,12 @@ ${analyticsDdl(postgresDialect)}
     name: 'LLM usage per hour and model, conversations by their first answer of the day (derived from the usage summary)',
     sql: usageDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildUsageByHour(postgresDialect)),
+  },
+  {
+    version: 14,
+    name: 'conversations per hour of their start (derived from the conversations)',
+    sql: conversationStartsDdl(postgresDialect),
+    after: (client) => deriveOn(client, rebuildConversationStarts(postgresDialect)),
   },
 ]
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -189,6 +190,14 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(usageDdl(sqliteDialect))
       runSteps(rebuildUsageByHour(sqliteDialect), run)
+    },
+  },
+  {
+    version: 12,
+    name: 'conversations per hour of their start (derived from the conversations)',
+    apply(db, _keep, run) {
+      db.exec(conversationStartsDdl(sqliteDialect))
+      runSteps(rebuildConversationStarts(sqliteDialect), run)
     },
   },
 ]
