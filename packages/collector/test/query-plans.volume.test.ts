@@ -10,6 +10,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { funnelReport, overviewReport, pathsReport, retentionReport } from '../src/reports/analytics-queries'
 import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
+import { rebuildConversationStarts } from '../src/reports/conversation-starts'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
 import { rebuildPaths } from '../src/reports/path-prefixes'
@@ -150,6 +151,14 @@ async function dashboardReads(d: Dialect): Promise<Array<{ name: string; q: Quer
         await usageReport(d, capture, { from, to: null, tz: 'UTC' })
         answer = kept
       }
+    // The overview of a bounded range (a week, its edges inside UTC days): users from the day and hour rows.
+    name = `overview bounded${suffix}`
+    await overviewReport(
+      d,
+      capture,
+      { ...f, from: floorHour(NOW - 20 * DAY) + 5 * HOUR, to: floorHour(NOW - 13 * DAY) + 7 * HOUR },
+      30 * 60_000,
+    )
     // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
     name = `not-handled ending in the past${suffix}`
     answer = [{ found: 1 }]
@@ -179,6 +188,18 @@ describe('query plans at 200 000 records', () => {
     }
   })
 
+  it('the overview counts conversations by their start hour: no read of the conversations rows of the range', async () => {
+    // The handoffs join a conversation row per operator action (by its key), never the range's.
+    const perConversation = /\bFROM\s+(convotrack_)?conversation_summaries\b/
+    for (const d of [sqliteDialect, postgresDialect]) {
+      const reads = (await dashboardReads(d)).filter((r) => r.name.startsWith('overview'))
+      expect(reads.map((r) => r.name)).toEqual(
+        expect.arrayContaining(['overview', 'overview all time', 'overview bounded']),
+      )
+      for (const { name, q } of reads) expect(perConversation.test(q.sql), `${d.name} ${name}: ${q.sql}`).toBe(false)
+    }
+  })
+
   describe('PostgreSQL', () => {
     let server: PostgresServer
     let url: string
@@ -192,6 +213,7 @@ describe('query plans at 200 000 records', () => {
         for (const sql of seedSql(postgresDialect)) await client.query(sql)
         for (const steps of [
           rebuildRollups(postgresDialect),
+          rebuildConversationStarts(postgresDialect),
           rebuildReadSummaries(postgresDialect),
           rebuildAnalytics(postgresDialect),
           rebuildSteps(postgresDialect),
@@ -248,6 +270,7 @@ describe('query plans at 200 000 records', () => {
           for (const sql of seedSql(sqliteDialect)) db.exec(sql)
           for (const steps of [
             rebuildRollups(sqliteDialect),
+            rebuildConversationStarts(sqliteDialect),
             rebuildReadSummaries(sqliteDialect),
             rebuildAnalytics(sqliteDialect),
             rebuildSteps(sqliteDialect),
