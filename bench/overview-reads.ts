@@ -1,0 +1,82 @@
+/**
+ * The overview and the NotHandled clusters before and after their summaries (issue 28), on a copy
+ * of a loaded SQLite file (its migrations apply when the store opens it first), alternating
+ * before / after in one process, median / max of N:
+ *   node --import tsx bench/overview-reads.ts /var/tmp/o.db [rounds]
+ * "Before" runs the same report code with the statements it replaced (the conversations of the
+ * range from their rows; the clusters' phrases from the phrase × hour rows), so the two differ
+ * only in those statements.
+ */
+import { SqliteRecordStore } from '@convotrack/collector'
+import Database from 'better-sqlite3'
+import { overviewReport } from '../packages/collector/src/reports/analytics-queries'
+import { sqliteDialect as d, type Query } from '../packages/collector/src/reports/dialect'
+import { clusterPhrases } from '../packages/collector/src/reports/phrase-clusters'
+import { DAY_MS, floorHour } from '../packages/collector/src/reports/range'
+import type { Exec, Row } from '../packages/collector/src/reports/report-queries'
+import { notHandledReport } from '../packages/collector/src/reports/report-queries'
+
+const file = process.argv[2] ?? '/var/tmp/o.db'
+const rounds = Number(process.argv[3] ?? 7)
+await new SqliteRecordStore(file).close()
+const db = new Database(file, { readonly: true })
+const exec: Exec = async (q: Query) => db.prepare(q.sql).all(...(q.params as unknown[])) as Row[]
+
+/** The statement the conversation count was before its summary: one row per conversation of the range. */
+function oldConversations(q: Query, filter: { from?: number; to?: number | null }): Query | null {
+  if (!q.sql.includes('rollup_conversation_starts')) return null
+  const params: unknown[] = []
+  let and = ''
+  if (filter.from !== undefined && filter.from > 0) {
+    and += ' AND last_ts >= ?'
+    params.push(filter.from)
+  }
+  if (filter.to !== undefined && filter.to !== null) {
+    and += ' AND first_ts < ?'
+    params.push(filter.to)
+  }
+  return { sql: `SELECT NULL AS hour, count(*) AS n FROM conversation_summaries WHERE messages > 0${and}`, params }
+}
+
+const now = Date.now()
+const last = (db.prepare('SELECT max(hour) AS h FROM rollup_hourly').get() as { h: number }).h
+const ranges: Array<[string, { from: number; to: number | null; tz: string }]> = [
+  ['last 30 days', { from: floorHour(now - 30 * DAY_MS), to: null, tz: 'UTC' }],
+  ['all time', { from: 0, to: null, tz: 'UTC' }],
+  ['30 days bounded', { from: last - 30 * DAY_MS + 5 * 3_600_000, to: last - 7 * 3_600_000, tz: 'UTC' }],
+  ['30 days bounded, Kolkata', { from: last - 30 * DAY_MS + 1_800_000, to: last - 1_800_000, tz: 'Asia/Kolkata' }],
+]
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+const show = (xs: number[]) => `${median(xs).toFixed(1)} / ${Math.max(...xs).toFixed(1)} ms`
+
+for (const [name, f] of ranges) {
+  const before = async () => overviewReport(d, async (q) => exec(oldConversations(q, f) ?? q), f, 30 * 60_000)
+  const after = async () => overviewReport(d, exec, f, 30 * 60_000)
+  const t: Record<'before' | 'after', number[]> = { before: [], after: [] }
+  let answers: string[] = []
+  for (let i = 0; i < rounds; i++)
+    for (const [k, run] of [
+      ['before', before],
+      ['after', after],
+    ] as const) {
+      const a = performance.now()
+      const o = await run()
+      t[k].push(performance.now() - a)
+      if (i === 0) answers.push(`${k}: users ${o.users}, conversations ${o.conversations}`)
+    }
+  console.log(`overview | ${name} | before ${show(t.before)} | after ${show(t.after)} | ${answers.join('; ')}`)
+  answers = []
+}
+
+for (const [name, f] of ranges.slice(0, 2)) {
+  const clusters = async () => clusterPhrases(await notHandledReport(d, exec, f, 1000))
+  const t: number[] = []
+  let n = 0
+  for (let i = 0; i < rounds; i++) {
+    const a = performance.now()
+    n = (await clusters()).length
+    t.push(performance.now() - a)
+  }
+  console.log(`clusters | ${name} | ${show(t)} | ${n} clusters`)
+}
+db.close()
