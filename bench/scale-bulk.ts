@@ -13,6 +13,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { type AcceptedRecord, prepare } from '../packages/collector/src/ingest/ingest'
 import { rebuildAnalytics, rebuildSteps } from '../packages/collector/src/reports/analytics-writes'
+import { rebuildConversationStarts } from '../packages/collector/src/reports/conversation-starts'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../packages/collector/src/reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../packages/collector/src/reports/fresh-message'
 import { rebuildPaths } from '../packages/collector/src/reports/path-prefixes'
@@ -240,9 +241,9 @@ async function derivePostgres(url: string, log: Log, analytics: boolean): Promis
   }
   await Promise.all([
     // The read summaries are derived from the rollups' NotHandled rows: after them.
-    derive('rollups', rebuildRollups(postgresDialect)).then(() =>
-      derive('read summaries', rebuildReadSummaries(postgresDialect)),
-    ),
+    derive('rollups', rebuildRollups(postgresDialect))
+      .then(() => derive('read summaries', rebuildReadSummaries(postgresDialect)))
+      .then(() => derive('conversation starts', rebuildConversationStarts(postgresDialect))),
     analytics ? derive('analytics + funnel steps', analyticsSteps(postgresDialect)) : undefined,
   ])
   const c = new pg.Client({ connectionString: url })
@@ -358,6 +359,7 @@ function deriveSqlite(db: Database.Database, log: Log): void {
   }
   for (const [name, steps] of [
     ['rollups', rebuildRollups(sqliteDialect)],
+    ['conversation starts', rebuildConversationStarts(sqliteDialect)],
     ['analytics + funnel steps', analyticsSteps(sqliteDialect)],
     ['read summaries', rebuildReadSummaries(sqliteDialect)],
   ] as const) {
