@@ -53,15 +53,27 @@ async function hourly(d: Dialect, exec: Exec, filter: ReadFilter, table: string,
   })
 }
 
+/** Is any message in scope stored at or after `hour`? (The bot-hours from there, until one is found.) */
+async function messagesFrom(d: Dialect, exec: Exec, filter: ReadFilter, hour: number): Promise<boolean> {
+  const params: unknown[] = [hour]
+  const rows = await exec({
+    sql: `SELECT 1 AS found FROM ${d.table(HOURLY.name)} WHERE hour >= ? AND messages > 0${scopeSql(d, filter, params)} LIMIT 1`,
+    params,
+  })
+  return rows.length > 0
+}
+
 /**
- * Distinct users active in the range: whole UTC days from the users-per-day summary, the
- * partial days at the edges from the users-per-hour one (exact to the hour).
+ * Distinct users active in the range. A range with nothing stored after it (open, or ending in
+ * the future: the dashboard's presets end tonight) counts users by their last message; one that
+ * ends in the past reads whole UTC days from the users-per-day summary, the partial days at the
+ * edges from the users-per-hour one (exact to the hour).
  */
 async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<number> {
   const r = hourRange(filter)
-  if (r.to === null) {
-    // A range open at its end (the default, all time): a user has a message in it exactly when
-    // their last message is in it — one row per user active in the range, on the last_ts index.
+  if (r.to === null || !(await messagesFrom(d, exec, filter, r.to))) {
+    // Nothing after the range: a user has a message in it exactly when their last message is in
+    // it — one row per user active in the range, on the last_ts index.
     const params: unknown[] = [r.from]
     const rows = await exec({
       sql: `SELECT count(*) AS n FROM ${d.table(USERS.name)} WHERE last_ts >= ?${scopeSql(d, filter, params)}`,
