@@ -75,7 +75,14 @@ export function* countStarts(d: Dialect, changes: Deltas, fresh: readonly Rollup
     d,
     touched.map((r) => [r.bot as string, r.thread as string]),
   )
-  const ids = fresh.map((m) => m.id).sort((a, b) => a - b)
+  // Each thread's messages in the batch, left out of its first message before the batch.
+  const ids = new Map<string, number[]>()
+  for (const m of fresh) {
+    const k = m.bot + sep + m.thread
+    const list = ids.get(k)
+    if (list) list.push(m.id)
+    else ids.set(k, [m.id])
+  }
   for (const r of touched) {
     const bot = r.bot as string
     const thread = r.thread as string
@@ -91,7 +98,7 @@ export function* countStarts(d: Dialect, changes: Deltas, fresh: readonly Rollup
     const params: unknown[] = [bot, thread, after]
     const [before] = yield {
       sql: `SELECT ts FROM ${d.table('messages')}
-        WHERE bot = ? AND thread = ? AND ts >= ? AND direction <> 'event' AND NOT (${d.inIds('id', ids, params)})
+        WHERE bot = ? AND thread = ? AND ts >= ? AND direction <> 'event' AND NOT (${d.inIds('id', ids.get(bot + sep + thread) ?? [], params)})
         ORDER BY ts LIMIT 1`,
       params,
     }
