@@ -16,6 +16,7 @@ import { rebuildAnalytics, rebuildSteps } from '../packages/collector/src/report
 import { rebuildConversationStarts } from '../packages/collector/src/reports/conversation-starts'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../packages/collector/src/reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../packages/collector/src/reports/fresh-message'
+import { rebuildPhraseDays } from '../packages/collector/src/reports/nh-phrase-days'
 import { rebuildPaths } from '../packages/collector/src/reports/path-prefixes'
 import { rebuildReadSummaries } from '../packages/collector/src/reports/read-summaries'
 import type { Row } from '../packages/collector/src/reports/report-queries'
@@ -243,7 +244,8 @@ async function derivePostgres(url: string, log: Log, analytics: boolean): Promis
     // The read summaries are derived from the rollups' NotHandled rows: after them.
     derive('rollups', rebuildRollups(postgresDialect))
       .then(() => derive('read summaries', rebuildReadSummaries(postgresDialect)))
-      .then(() => derive('conversation starts', rebuildConversationStarts(postgresDialect))),
+      .then(() => derive('conversation starts', rebuildConversationStarts(postgresDialect)))
+      .then(() => derive('NotHandled phrase days', rebuildPhraseDays(postgresDialect))),
     analytics ? derive('analytics + funnel steps', analyticsSteps(postgresDialect)) : undefined,
   ])
   const c = new pg.Client({ connectionString: url })
@@ -362,6 +364,7 @@ function deriveSqlite(db: Database.Database, log: Log): void {
     ['conversation starts', rebuildConversationStarts(sqliteDialect)],
     ['analytics + funnel steps', analyticsSteps(sqliteDialect)],
     ['read summaries', rebuildReadSummaries(sqliteDialect)],
+    ['NotHandled phrase days', rebuildPhraseDays(sqliteDialect)],
   ] as const) {
     const t0 = performance.now()
     db.transaction(() => runSteps(steps, run(sqliteDialect)))()

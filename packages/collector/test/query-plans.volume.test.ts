@@ -13,6 +13,7 @@ import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
 import { rebuildConversationStarts } from '../src/reports/conversation-starts'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
+import { rebuildPhraseDays } from '../src/reports/nh-phrase-days'
 import { rebuildPaths } from '../src/reports/path-prefixes'
 import { floorHour } from '../src/reports/range'
 import { rebuildReadSummaries } from '../src/reports/read-summaries'
@@ -215,6 +216,7 @@ describe('query plans at 200 000 records', () => {
           rebuildRollups(postgresDialect),
           rebuildConversationStarts(postgresDialect),
           rebuildReadSummaries(postgresDialect),
+          rebuildPhraseDays(postgresDialect),
           rebuildAnalytics(postgresDialect),
           rebuildSteps(postgresDialect),
           rebuildUsage(postgresDialect),
@@ -272,6 +274,7 @@ describe('query plans at 200 000 records', () => {
             rebuildRollups(sqliteDialect),
             rebuildConversationStarts(sqliteDialect),
             rebuildReadSummaries(sqliteDialect),
+            rebuildPhraseDays(sqliteDialect),
             rebuildAnalytics(sqliteDialect),
             rebuildSteps(sqliteDialect),
             rebuildUsage(sqliteDialect),

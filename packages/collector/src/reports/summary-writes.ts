@@ -17,6 +17,7 @@ import { SESSION_HOURS } from './analytics-tables'
 import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
 import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation-starts'
 import type { Dialect, Query } from './dialect'
+import { mirrorPhraseDays, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
 import { DEFAULT_RETENTION_ZONES } from './retention-cohorts'
@@ -42,6 +43,7 @@ export const LATE_TABLES: readonly RollupSpec[] = [
   SEGMENTS,
   SESSION_HOURS,
   CONVERSATION_STARTS,
+  NH_PHRASE_DAYS,
 ]
 
 function lateChanges(): Late {
@@ -91,6 +93,7 @@ export function* ingestSummaries(
   yield* ingestReadSummaries(d, changes, late)
   yield* ingestAnalytics(d, fresh, gapMs, { zones }, late)
   yield* ingestUsage(d, fresh)
+  mirrorPhraseDays(late.deltas)
   yield* writeLate(d, late.deltas)
 }
 
@@ -110,7 +113,9 @@ export function* takeBackSummaries(
   yield* takeBack(d, doomed, records, late)
   yield* takeBackStarts(d, doomed, late)
   yield* takeBackReadSummaries(d, doomed, late)
+  yield* takeBackPhraseDays(d, doomed)
   yield* takeBackAnalytics(d, doomed, gapMs, zones, late)
   yield* writeUsage(d, usage)
+  mirrorPhraseDays(late.deltas)
   yield* writeLate(d, late.deltas)
 }

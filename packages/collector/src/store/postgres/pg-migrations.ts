@@ -3,6 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
+import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
@@ -197,9 +198,12 @@ ${analyticsDdl(postgresDialect)}
   },
   {
     version: 14,
-    name: 'conversations per hour of their start (derived from the conversations)',
-    sql: conversationStartsDdl(postgresDialect),
-    after: (client) => deriveOn(client, rebuildConversationStarts(postgresDialect)),
+    name: 'conversations per hour of their start, NotHandled phrases per day (derived from the conversations and the phrase hours)',
+    sql: conversationStartsDdl(postgresDialect) + phraseDaysDdl(postgresDialect),
+    after: async (client) => {
+      await deriveOn(client, rebuildConversationStarts(postgresDialect))
+      await deriveOn(client, rebuildPhraseDays(postgresDialect))
+    },
   },
 ]
 

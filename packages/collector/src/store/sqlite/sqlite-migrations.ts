@@ -3,6 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
+import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
@@ -194,10 +195,11 @@ ${rollupDdl(sqliteDialect)}
   },
   {
     version: 12,
-    name: 'conversations per hour of their start (derived from the conversations)',
+    name: 'conversations per hour of their start, NotHandled phrases per day (derived from the conversations and the phrase hours)',
     apply(db, _keep, run) {
-      db.exec(conversationStartsDdl(sqliteDialect))
+      db.exec(conversationStartsDdl(sqliteDialect) + phraseDaysDdl(sqliteDialect))
       runSteps(rebuildConversationStarts(sqliteDialect), run)
+      runSteps(rebuildPhraseDays(sqliteDialect), run)
     },
   },
 ]

@@ -1,7 +1,7 @@
-// A database that holds conversations before the conversation-starts summary existed (SQLite
-// user_version 12, PostgreSQL migration 14) opens with it derived from the conversations' rows:
-// the overview's conversations equal a recount from the first read on, and ingest and erasure
-// go on from the derived rows.
+// A database that holds history before the conversation-starts and NotHandled phrase-days
+// summaries existed (SQLite user_version 12, PostgreSQL migration 14) opens with them derived from
+// the conversations' rows and the phrase hours: the overview's conversations and the NotHandled
+// report equal a recount from the first read on, and ingest and erasure go on from the derived rows.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +11,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
 import type { Query } from '../src/reports/dialect'
+import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import type { Row } from '../src/reports/report-queries'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { allMessages, expectMatchesRecount, load, overviewRecount, traffic } from './rollup-contract'
@@ -23,6 +24,7 @@ async function expectDerived(upgraded: RecordStore) {
   try {
     expect(await upgraded.overview({})).toMatchObject(overviewRecount(await allMessages(upgraded), {}))
     expect((await upgraded.overview({})).conversations).toBeGreaterThan(0)
+    expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
     await expectMatchesRecount(upgraded)
     await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
     await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
@@ -41,16 +43,16 @@ async function expectDerived(upgraded: RecordStore) {
   }
 }
 
-describe('upgrading to the conversation-starts summary', () => {
-  it('SQLite: user_version 12 derives it from the conversations', async () => {
+describe('upgrading to the conversation-starts and phrase-days summaries', () => {
+  it('SQLite: user_version 12 derives them', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-conversation-starts-')), 'old.db')
     const store = new SqliteRecordStore(file)
     await load(store, traffic(400, 11))
     await store.eraseUser('shop', 'u4')
     await store.close()
-    // As a file of the version before: without the table.
+    // As a file of the version before: without the tables.
     const db = new Database(file)
-    db.exec(`DROP TABLE ${CONVERSATION_STARTS.name}`)
+    for (const spec of [CONVERSATION_STARTS, NH_PHRASE_DAYS]) db.exec(`DROP TABLE ${spec.name}`)
     // Step 12 alone, as the file before it would run it (other steps are there already).
     const latest = Number(db.pragma('user_version', { simple: true }))
     db.exec('PRAGMA user_version = 11')
@@ -76,7 +78,7 @@ describe('upgrading to the conversation-starts summary', () => {
       await server?.destroy()
     })
 
-    it('migration 14 derives it from the conversations', async () => {
+    it('migration 14 derives them', async () => {
       const url = await server.createDatabase()
       const store = await PgRecordStore.open(url, { listen: false })
       await load(store, traffic(400, 11))
@@ -85,7 +87,8 @@ describe('upgrading to the conversation-starts summary', () => {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
       try {
-        await client.query(`DROP TABLE convotrack_${CONVERSATION_STARTS.name}`)
+        for (const spec of [CONVERSATION_STARTS, NH_PHRASE_DAYS])
+          await client.query(`DROP TABLE convotrack_${spec.name}`)
         await client.query('DELETE FROM convotrack_migrations WHERE version = 14')
       } finally {
         await client.end()
