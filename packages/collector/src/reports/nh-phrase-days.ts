@@ -90,8 +90,9 @@ export function openPhraseRows(d: Dialect, filter: ReadFilter, params: unknown[]
   const from = floorHour(filter.from ?? 0)
   const firstDay = Math.ceil(from / DAY_MS) * DAY_MS
   const cols = 'bot, phrase, n, users, last_ts, text'
-  params.push(firstDay)
-  let sql = `SELECT ${cols} FROM ${d.table(NH_PHRASE_DAYS.name)} WHERE day >= ?${scopeSql(d, filter, params)}`
+  // All time reads the whole (small) table.
+  if (firstDay > 0) params.push(firstDay)
+  let sql = `SELECT ${cols} FROM ${d.table(NH_PHRASE_DAYS.name)} WHERE ${firstDay > 0 ? 'day >= ?' : '1 = 1'}${scopeSql(d, filter, params)}`
   if (from < firstDay) {
     params.push(from, firstDay)
     sql += ` UNION ALL SELECT ${cols} FROM ${d.table(NH_PHRASES.name)} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, params)}`
