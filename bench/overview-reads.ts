@@ -65,48 +65,37 @@ const ranges: Array<[string, { from: number; to: number | null; tz: string }]> =
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 const show = (xs: number[]) => `${median(xs).toFixed(1)} / ${Math.max(...xs).toFixed(1)} ms`
 
-for (const [name, f] of ranges) {
-  // Before, a bounded range always read its user-days: as if something were stored after it.
-  const storedAfter = (q: Query) => q.sql.startsWith('SELECT 1 AS found FROM rollup_hourly')
-  const before = async () =>
-    overviewReport(
-      d,
-      async (q) => (storedAfter(q) ? [{ found: 1 }] : exec(oldConversations(q, f) ?? q)),
-      f,
-      30 * 60_000,
-    )
-  const after = async () => overviewReport(d, exec, f, 30 * 60_000)
-  const t: Record<'before' | 'after', number[]> = { before: [], after: [] }
-  let answers: string[] = []
-  for (let i = 0; i < rounds; i++)
-    for (const [k, run] of [
-      ['before', before],
-      ['after', after],
-    ] as const) {
-      const a = performance.now()
-      const o = await run()
-      t[k].push(performance.now() - a)
-      if (i === 0) answers.push(`${k}: users ${o.users}, conversations ${o.conversations}`)
-    }
-  console.log(`overview | ${name} | before ${show(t.before)} | after ${show(t.after)} | ${answers.join('; ')}`)
-  answers = []
-}
-
-for (const [name, f] of ranges.slice(0, 2)) {
-  const clusters = async (run: Exec) => clusterPhrases(await notHandledReport(d, run, f, CLUSTER_PHRASES))
-  const before: Exec = async (q) => exec(oldPhrases(q, f) ?? q)
+/** Runs `read` through the old and the new statements alternately; logs both timings and what each answered. */
+async function alternate<T>(label: string, old: Exec, read: (run: Exec) => Promise<T>, say: (x: T) => string) {
   const t: Record<'before' | 'after', number[]> = { before: [], after: [] }
   const answers: string[] = []
   for (let i = 0; i < rounds; i++)
     for (const [k, run] of [
-      ['before', before],
+      ['before', old],
       ['after', exec],
     ] as const) {
       const a = performance.now()
-      const c = await clusters(run)
+      const x = await read(run)
       t[k].push(performance.now() - a)
-      if (i === 0) answers.push(`${k}: ${c.length} clusters, ${c.reduce((s, x) => s + x.count, 0)} inputs`)
+      if (i === 0) answers.push(`${k}: ${say(x)}`)
     }
-  console.log(`clusters | ${name} | before ${show(t.before)} | after ${show(t.after)} | ${answers.join('; ')}`)
+  console.log(`${label} | before ${show(t.before)} | after ${show(t.after)} | ${answers.join('; ')}`)
 }
+
+// Before, a bounded range always read its user-days: as if something were stored after it.
+const storedAfter = (q: Query) => q.sql.startsWith('SELECT 1 AS found FROM rollup_hourly')
+for (const [name, f] of ranges)
+  await alternate(
+    `overview | ${name}`,
+    async (q) => (storedAfter(q) ? [{ found: 1 }] : exec(oldConversations(q, f) ?? q)),
+    (run) => overviewReport(d, run, f, 30 * 60_000),
+    (o) => `users ${o.users}, conversations ${o.conversations}`,
+  )
+for (const [name, f] of ranges.slice(0, 2))
+  await alternate(
+    `clusters | ${name}`,
+    async (q) => exec(oldPhrases(q, f) ?? q),
+    async (run) => clusterPhrases(await notHandledReport(d, run, f, CLUSTER_PHRASES)),
+    (c) => `${c.length} clusters, ${c.reduce((s, x) => s + x.count, 0)} inputs`,
+  )
 db.close()

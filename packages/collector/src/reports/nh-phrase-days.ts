@@ -16,15 +16,12 @@ import { addRow, type Deltas, phraseOf, type RollupMessage } from './rollup-delt
 import { NOT_HANDLED, type RollupSpec, rollupDdl } from './rollup-tables'
 import type { Steps } from './rollup-writes'
 
-/** NotHandled inputs per bot × UTC day × phrase; `users`: users whose latest input of the phrase is in that day. */
+/** {@link NH_PHRASES} by UTC day: inputs per bot × day × phrase; `users`: users whose latest input of the phrase is in that day. */
 export const NH_PHRASE_DAYS: RollupSpec = {
+  ...NH_PHRASES,
   name: 'rollup_nh_phrase_days',
   columns: { bot: 'text', day: 'int', phrase: 'text', n: 'int', users: 'int', last_ts: 'int', text: 'text' },
   keys: ['bot', 'day', 'phrase'],
-  sums: ['n', 'users'],
-  maxes: ['last_ts'],
-  mins: ['text'],
-  live: ['n'],
   indexes: [['day']],
 }
 
