@@ -88,7 +88,7 @@ async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<
   const edges: Array<[number, number | null]> = []
   if (lastDay !== null && lastDay <= firstDay) edges.push([r.from, r.to])
   else {
-    let days = `SELECT DISTINCT bot, user_id FROM ${d.table(USER_DAYS.name)} WHERE day >= ?`
+    let days = `SELECT bot, user_id FROM ${d.table(USER_DAYS.name)} WHERE day >= ?`
     params.push(firstDay)
     if (lastDay !== null) {
       days += ' AND day < ?'
@@ -100,14 +100,16 @@ async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<
   }
   for (const [a, b] of edges) {
     params.push(a)
-    let edge = `SELECT DISTINCT bot, user_id FROM ${d.table(USER_HOURS.name)} WHERE hour >= ?`
+    let edge = `SELECT bot, user_id FROM ${d.table(USER_HOURS.name)} WHERE hour >= ?`
     if (b !== null) {
       edge += ' AND hour < ?'
       params.push(b)
     }
     parts.push(edge + scopeSql(d, filter, params))
   }
-  const rows = await exec({ sql: `SELECT count(*) AS n FROM (${parts.join(' UNION ')}) u`, params })
+  // One UNION removes the repeats of all parts at once (a DISTINCT per part first cost twice as much).
+  const users = parts.length === 1 ? `SELECT DISTINCT bot, user_id FROM (${parts[0]}) p` : parts.join(' UNION ')
+  const rows = await exec({ sql: `SELECT count(*) AS n FROM (${users}) u`, params })
   return num(rows[0]?.n)
 }
 
