@@ -8,6 +8,8 @@
  * again from their messages whatever ingest wrote for them before their chunk, so the order of
  * chunks and ingest does not matter.
  */
+
+import type { RetentionZoneState } from './analytics-types'
 import { lockUsers } from './analytics-writes'
 import type { Dialect } from './dialect'
 import type { Exec, Row } from './report-queries'
@@ -17,17 +19,6 @@ import type { Steps } from './rollup-writes'
 
 /** Zones kept on demand when the collector's `retentionZonesOnDemand` is not set. */
 export const DEFAULT_ZONES_ON_DEMAND = 8
-
-/** Whether and how a zone's cohorts are kept (`GET /api/reports/retention?tz=`). */
-export interface RetentionZoneState {
-  zone: string
-  /** `option`: in `retentionZones`; `demand`: kept since a dashboard asked for it; null: not kept (the on-demand limit is reached). */
-  kept: 'option' | 'demand' | null
-  /** Its cohort table is complete (a zone kept on demand is prepared in the background first). */
-  ready: boolean
-  /** Share of the users derived so far, 0 … 1 (1 when ready). */
-  progress: number
-}
 
 /** The zones table's columns added for zones kept on demand (PostgreSQL migration 15, SQLite step 13). */
 export const ZONE_DEMAND_COLUMNS: ReadonlyArray<[name: string, kind: 'text' | 'int', extra: string]> = [
