@@ -47,6 +47,12 @@ function stateOf(r: Row): RetentionZoneState {
   }
 }
 
+/** The zone's state as recorded, or null when it is not kept (a read: no transaction needed). */
+export function* zoneState(d: Dialect, zone: string): Steps<RetentionZoneState | null> {
+  const [row] = yield { sql: `SELECT ${COLUMNS} FROM ${d.table(T.zones)} WHERE zone = ?`, params: [zone] }
+  return row ? stateOf(row) : null
+}
+
 /**
  * The zone's state; a zone that is not kept becomes kept on demand (its row committed with the
  * caller's transaction, its history not yet derived) unless `limit` zones already are.

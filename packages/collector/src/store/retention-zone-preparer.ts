@@ -8,7 +8,13 @@
 
 import type { RetentionZoneState } from '../reports/analytics-types'
 import type { Dialect } from '../reports/dialect'
-import { DEFAULT_ZONES_ON_DEMAND, pendingZones, prepareChunk, requestZone } from '../reports/retention-zone-demand'
+import {
+  DEFAULT_ZONES_ON_DEMAND,
+  pendingZones,
+  prepareChunk,
+  requestZone,
+  zoneState,
+} from '../reports/retention-zone-demand'
 import type { Steps } from '../reports/rollup-writes'
 import type { StoreOptions } from './store'
 
@@ -24,6 +30,8 @@ export interface PreparerDeps {
   d: Dialect
   /** Runs the steps in one write transaction. */
   tx<T>(steps: () => Steps<T>): Promise<T>
+  /** Runs read-only steps (no transaction). */
+  read<T>(steps: Steps<T>): Promise<T>
   /** The option's zones (always kept and ready). */
   option: readonly string[]
   /** `retentionZonesOnDemand`. */
@@ -46,7 +54,10 @@ export class RetentionZonePreparer {
   /** The zone's state; one that is not kept becomes kept on demand (under the limit) and is prepared. */
   async request(zone: string): Promise<RetentionZoneState> {
     if (this.deps.option.includes(zone)) return { zone, kept: 'option', ready: true, progress: 1 }
-    const state = await this.deps.tx(() => requestZone(this.deps.d, zone, this.deps.limit, Date.now()))
+    // Every retention request asks: a plain read, a write transaction only to add the zone.
+    const state =
+      (await this.deps.read(zoneState(this.deps.d, zone))) ??
+      (await this.deps.tx(() => requestZone(this.deps.d, zone, this.deps.limit, Date.now())))
     if (state.kept !== null && !state.ready) this.start(zone)
     return state
   }
@@ -125,6 +136,7 @@ export function zonePreparer(
   options: StoreOptions,
   option: readonly string[],
   tx: PreparerDeps['tx'],
+  read: PreparerDeps['read'],
 ): RetentionZonePreparer {
   const limit = options.retentionZonesOnDemand ?? DEFAULT_ZONES_ON_DEMAND
   if (!Number.isInteger(limit) || limit < 0)
@@ -135,6 +147,7 @@ export function zonePreparer(
   return new RetentionZonePreparer({
     d,
     tx,
+    read,
     option,
     limit,
     ...(chunk === undefined ? {} : { chunkUsers: chunk }),

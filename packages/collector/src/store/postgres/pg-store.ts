@@ -232,7 +232,13 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     options: StoreOptions = {},
   ) {
     super()
-    this.zonePreparer = zonePreparer(d, options, zones, (steps) => this.transaction((sql) => runSteps(sql, steps())))
+    this.zonePreparer = zonePreparer(
+      d,
+      options,
+      zones,
+      (steps) => this.transaction((sql) => runSteps(sql, steps())),
+      (steps) => runStepsAsync(steps, (q) => this.query<Row>(d.sql(q.sql), q.params)),
+    )
     this.analytics = analyticsReads(
       d,
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),

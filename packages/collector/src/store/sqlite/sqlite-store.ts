@@ -117,8 +117,12 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
       )
     migrateSqlite(this.db, kept, (q) => this.run(q))
     syncRetentionZones(this.db, this.zones, (q) => this.run(q))
-    this.zonePreparer = zonePreparer(d, options, this.zones, async (steps) =>
-      this.db.transaction(() => runSteps(steps(), (q) => this.run(q))).immediate(),
+    this.zonePreparer = zonePreparer(
+      d,
+      options,
+      this.zones,
+      async (steps) => this.db.transaction(() => runSteps(steps(), (q) => this.run(q))).immediate(),
+      async (steps) => runSteps(steps, (q) => this.run(q)),
     )
     this.zonePreparer.resume().catch((e: unknown) => console.error('[convotrack-collector] retention zones', e))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
