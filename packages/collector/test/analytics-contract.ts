@@ -212,25 +212,10 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       // Kept on demand, once prepared, from the cohort table: the same answer, by day too (exact at the half hour).
       await store.retentionZoneReady?.('Asia/Calcutta')
       expect(await store.retentionZone?.('Asia/Calcutta')).toMatchObject({ kept: 'demand', ready: true })
+      const inIst = (tz: string, period: 'week' | 'day') =>
+        store.retention({ from: T - IST, to: T + 21 * DAY - IST, tz, period, now: T + 30 * DAY })
       for (const period of ['week', 'day'] as const)
-        expect(
-          await store.retention({
-            from: T - IST,
-            to: T + 21 * DAY - IST,
-            tz: 'Asia/Calcutta',
-            period,
-            now: T + 30 * DAY,
-          }),
-          period,
-        ).toEqual(
-          await store.retention({
-            from: T - IST,
-            to: T + 21 * DAY - IST,
-            tz: 'Asia/Kolkata',
-            period,
-            now: T + 30 * DAY,
-          }),
-        )
+        expect(await inIst('Asia/Calcutta', period), period).toEqual(await inIst('Asia/Kolkata', period))
     })
 
     it('retention across a DST change: Europe/Berlin days and weeks, kept and answered from hours', async () => {

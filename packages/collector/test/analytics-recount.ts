@@ -217,10 +217,10 @@ export function runAnalyticsRecount(name: string, factory: RecountFactory): void
       // The second collector maintains the zone too.
       await load(other, spread(200, 17, 'second', 'w2-'))
       await expectAnalyticsRecount(store, RANGES, ['Asia/Tokyo'])
-      await other.close()
-      open.splice(open.indexOf(other), 1)
-      await store.close()
-      open.splice(open.indexOf(store), 1)
+      for (const s of [other, store]) {
+        await s.close()
+        open.splice(open.indexOf(s), 1)
+      }
       // A zone kept on demand that the option now names becomes the option's, without a derivation.
       const again = await reopen(['Asia/Tokyo', 'UTC'])
       open.push(again)
