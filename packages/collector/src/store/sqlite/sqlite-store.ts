@@ -97,7 +97,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
 
   /**
    * @param file SQLite file path, or `:memory:`.
-   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`).
+   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`), `retentionZonesOnDemand` (default 8).
    */
   constructor(file = ':memory:', options: StoreOptions = {}) {
     super()
