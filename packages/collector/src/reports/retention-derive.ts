@@ -141,20 +141,14 @@ export function* deriveZone(
       })
   }
   add(yield* shares(d, periods, zone, scope), -1)
-  const delParams: unknown[] = []
   if (scope === 'all') yield { sql: `DELETE FROM ${periods} WHERE zone = ?`, params: [zone] }
-  else if (d.multiRow) {
-    delParams.push(
-      scope.map((u) => u.bot),
-      scope.map((u) => u.userId),
-      zone,
-    )
+  else if (d.multiRow)
     yield {
       sql: `DELETE FROM ${periods} p USING unnest(?::text[], ?::text[]) AS cu (bot, user_id)
         WHERE p.bot = cu.bot AND p.user_id = cu.user_id AND p.zone = ?`,
-      params: delParams,
+      params: [scope.map((u) => u.bot), scope.map((u) => u.userId), zone],
     }
-  } else {
+  else {
     const first = scope[0]
     const last = scope[scope.length - 1]
     yield {
