@@ -64,7 +64,7 @@ export class RetentionZonePreparer {
 
   /** Resumes the zones a stop left half prepared. */
   async resume(): Promise<void> {
-    for (const zone of await this.deps.tx(() => pendingZones(this.deps.d))) this.start(zone)
+    for (const zone of await this.deps.read(pendingZones(this.deps.d))) this.start(zone)
   }
 
   /** Resolves when `zone` is prepared (at once when it is); rejects when its preparation fails. */

@@ -285,7 +285,8 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       } finally {
         await client.end().catch(() => {})
       }
-      store.zonePreparer.resume().catch((e: unknown) => console.error('[convotrack-collector] retention zones', e))
+      // Awaited: one short read, done before the store's first use (no second connection at open).
+      await store.zonePreparer.resume()
       if (options.listen !== false) await store.startListening()
     } catch (e) {
       await pool.end().catch(() => {})
