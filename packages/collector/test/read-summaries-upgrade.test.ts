@@ -5,13 +5,13 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { READ_SUMMARIES } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
+import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const HOUR = 3_600_000
@@ -41,10 +41,10 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
     await store.eraseUser('shop', 'u4')
     await store.close()
     // As a file of the version before: without the tables (a later open makes them again).
-    const db = new Database(file)
+    const db = openKeptSqlite(file)
     for (const spec of READ_SUMMARIES) db.exec(`DROP TABLE ${spec.name}`)
     // Step 8 alone, as the file before it would run it (later steps are there already).
-    const latest = Number(db.pragma('user_version', { simple: true }))
+    const latest = Number(db.prepare('PRAGMA user_version').pluck().get())
     db.exec('PRAGMA user_version = 7')
     const step = SQLITE_MIGRATIONS.filter((m) => m.version === 8)
     expect(
