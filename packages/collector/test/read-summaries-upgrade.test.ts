@@ -44,7 +44,7 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
     const db = openKeptSqlite(file)
     for (const spec of READ_SUMMARIES) db.exec(`DROP TABLE ${spec.name}`)
     // Step 8 alone, as the file before it would run it (later steps are there already).
-    const latest = Number(db.prepare('PRAGMA user_version').pluck().get())
+    const latest = Number(db.pragma('user_version', { simple: true }))
     db.exec('PRAGMA user_version = 7')
     const step = SQLITE_MIGRATIONS.filter((m) => m.version === 8)
     expect(

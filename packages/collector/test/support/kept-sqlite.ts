@@ -17,8 +17,8 @@ const keptAlive = new Set<object>()
 
 /**
  * `new Database(file, options)`, kept with every statement it prepares until the worker exits.
- * `pragma()` prepares statements that cannot be kept (inside the addon), so it throws: read a
- * PRAGMA with `prepare('PRAGMA …').pluck().get()`, set one with `exec`.
+ * better-sqlite3's own `pragma()` prepares inside the addon, out of reach: here it goes through
+ * `prepare` (same answers: `simple` gives the first column of the first row, else every row).
  *
  * @example const db = openKeptSqlite(file, { readonly: true })
  */
@@ -31,8 +31,13 @@ export function openKeptSqlite(file: string, options?: Database.Options): Databa
     keptAlive.add(statement)
     return statement
   }) as Database.Database['prepare']
-  db.pragma = () => {
-    throw new Error("openKeptSqlite: pragma() cannot keep its statement; use prepare('PRAGMA …') or exec")
-  }
+  db.pragma = ((source: string, options?: Database.PragmaOptions) => {
+    const statement = db.prepare(`PRAGMA ${source}`)
+    if (!statement.reader) {
+      statement.run() // a PRAGMA that sets a value answers no rows
+      return []
+    }
+    return options?.simple ? statement.pluck().get() : statement.all()
+  }) as Database.Database['pragma']
   return db
 }
