@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   expectClearErrors,
+  HANG_MS,
   jsonAnything,
   mutated,
   post,
@@ -195,7 +196,7 @@ describe.skipIf(SDK_UNSUPPORTED)('kikTracking under random signed webhooks (real
       { numRuns: RUNS },
     )
     expect(held).toBeGreaterThan(0)
-    expect((await tracker.flush(5_000)).pending).toBe(0)
+    expect((await tracker.flush(HANG_MS)).pending).toBe(0)
     expectClearErrors(reported)
     const kikRecords = sink.records.filter((r) => r.platform === 'kik')
     expect(kikRecords.some((r) => r.type === 'incoming')).toBe(true)

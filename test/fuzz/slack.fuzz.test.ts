@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   expectClearErrors,
+  HANG_MS,
   jsonAnything,
   type LocalServer,
   localApi,
@@ -38,8 +39,6 @@ type Bolt = typeof import('../../packages/slack/node_modules/@slack/bolt')
 const bolt = requireFrom('slack')('@slack/bolt') as Bolt
 
 const SIGNING_SECRET = 'fuzz-signing-secret'
-/** Waits that only a hang exhausts (a team.info lookup, a flush): slow is not failed on a loaded machine. */
-const HANG_MS = 60_000
 /**
  * The storm's own hang detector: RUNS requests pairs that take seconds in all on an idle machine,
  * and fast-check's shrinking re-runs many more after a counterexample, which must be reported,
