@@ -146,13 +146,22 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
         newUsers: 1,
         returningUsers: 1,
         sessions: 2,
+        // Conversations count in the range they started in: cy's; ada's thread began in week 1.
+        conversations: 1,
         handoffs: 0,
         containmentRate: 1,
         feedback: { count: 0, average: null },
       })
       // Kolkata's week 2 starts at Sunday 18:30 UTC: eve is in it, new.
       const ist = await store.overview({ from: T + 7 * DAY - IST, to: T + 14 * DAY - IST, tz: 'Asia/Kolkata' })
-      expect(ist).toMatchObject({ users: 3, newUsers: 2, returningUsers: 1, sessions: 3, messages: 3 })
+      expect(ist).toMatchObject({
+        users: 3,
+        newUsers: 2,
+        returningUsers: 1,
+        sessions: 3,
+        messages: 3,
+        conversations: 2,
+      })
       // Days start at local midnight: eve's and cy's messages fall on Kolkata's Monday and Tuesday.
       expect(ist.days.map((d) => [d.t, d.messages])).toEqual([
         [T + 7 * DAY - IST, 1],

@@ -9,7 +9,7 @@ import type { RecordStore, StoredMessage } from '@convotrack/collector'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Period, periodIndex, periodStart } from '../src/reports/periods'
 import { joinSessions, type SessionPoint } from '../src/reports/sessions'
-import { allMessages, load, traffic } from './rollup-contract'
+import { allMessages, load, overviewRecount, traffic } from './rollup-contract'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -113,6 +113,7 @@ export async function expectAnalyticsRecount(
         if (tz === 'Asia/Calcutta' && period === 'day') continue
         expect(await store.retention({ ...q, now: range.to }), `${tz} ${period}`).toEqual(retentionOf(all, q))
       }
+    expect(await store.overview({ ...range, tz: 'UTC' }), 'overview').toMatchObject(overviewRecount(all, range))
     for (const depth of [1, 2, 4])
       expect(await store.paths({ ...range, depth, limit: 1000 }), `depth ${depth}`).toEqual(
         pathsOf(all, { ...range, depth }),

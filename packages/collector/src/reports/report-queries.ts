@@ -15,6 +15,7 @@ import type {
 import { eventsReport, topSegments } from '../store/store-rows'
 import type { Dialect, Query } from './dialect'
 import { fineTimelineQuery, scopeSql } from './message-queries'
+import { openPhraseRows } from './nh-phrase-days'
 import { dayStart, HOUR_MS, hourRange } from './range'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
 import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED } from './rollup-tables'
@@ -92,11 +93,10 @@ export async function notHandledReport(
   let rows: Row[]
   if (hours.to === null || !(await inputsFrom(d, exec, filter, hours.to))) {
     const params: unknown[] = []
-    const open = { ...filter, to: null }
     rows = await exec({
       sql: `SELECT phrase, min(text) AS text, sum(n) AS n, sum(users) AS users, max(last_ts) AS last_ts,
           ${d.distinctList('bot')} AS bots
-        FROM ${d.table(NH_PHRASES.name)} ${where(d, open, params)}
+        FROM ${openPhraseRows(d, filter, params)}
         GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT ${lines}`,
       params,
     })

@@ -1,7 +1,9 @@
 import type { ClientBase } from 'pg'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
+import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
@@ -193,6 +195,15 @@ ${analyticsDdl(postgresDialect)}
     name: 'LLM usage per hour and model, conversations by their first answer of the day (derived from the usage summary)',
     sql: usageDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildUsageByHour(postgresDialect)),
+  },
+  {
+    version: 14,
+    name: 'conversations per hour of their start, NotHandled phrases per day (derived from the conversations and the phrase hours)',
+    sql: conversationStartsDdl(postgresDialect) + phraseDaysDdl(postgresDialect),
+    after: async (client) => {
+      await deriveOn(client, rebuildConversationStarts(postgresDialect))
+      await deriveOn(client, rebuildPhraseDays(postgresDialect))
+    },
   },
 ]
 

@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
+import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
@@ -189,6 +191,15 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(usageDdl(sqliteDialect))
       runSteps(rebuildUsageByHour(sqliteDialect), run)
+    },
+  },
+  {
+    version: 12,
+    name: 'conversations per hour of their start, NotHandled phrases per day (derived from the conversations and the phrase hours)',
+    apply(db, _keep, run) {
+      db.exec(conversationStartsDdl(sqliteDialect) + phraseDaysDdl(sqliteDialect))
+      runSteps(rebuildConversationStarts(sqliteDialect), run)
+      runSteps(rebuildPhraseDays(sqliteDialect), run)
     },
   },
 ]
