@@ -20,6 +20,7 @@ import type {
   IdleQuery,
   ResumedConversation,
 } from '../handoff-records'
+import { type RetentionZonePreparer, zonePreparer } from '../retention-zone-preparer'
 import type {
   AddResult,
   AuditEntry,
@@ -93,11 +94,12 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
   private readonly gapMs: number
   private readonly zones: readonly string[]
   protected override readonly analytics: AnalyticsReads
+  protected override readonly zonePreparer: RetentionZonePreparer
   private readonly desk: SqliteHandoffs
 
   /**
    * @param file SQLite file path, or `:memory:`.
-   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`).
+   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`), `retentionZonesOnDemand` (default 8).
    */
   constructor(file = ':memory:', options: StoreOptions = {}) {
     super()
@@ -117,6 +119,14 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
       )
     migrateSqlite(this.db, kept, (q) => this.run(q))
     syncRetentionZones(this.db, this.zones, (q) => this.run(q))
+    this.zonePreparer = zonePreparer(
+      d,
+      options,
+      this.zones,
+      async (steps) => this.db.transaction(() => runSteps(steps(), (q) => this.run(q))).immediate(),
+      async (steps) => runSteps(steps, (q) => this.run(q)),
+    )
+    this.zonePreparer.resume().catch((e: unknown) => console.error('[convotrack-collector] retention zones', e))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
     this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
@@ -482,6 +492,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
   }
 
   async close(): Promise<void> {
+    await this.zonePreparer.close()
     if (this.db.open) this.commitPending()
     if (this.db.open) this.db.close()
   }
