@@ -58,12 +58,14 @@ interface PendingAdd {
 }
 
 /**
- * better-sqlite3 12 on Node 24 aborts the process (`Assertion failed: (env) != nullptr` in
- * `RemoveEnvironmentCleanupHook`) when a Database or Statement is garbage-collected after Node
- * has torn its environment down, i.e. while the process or a worker exits (an upstream issue;
- * better-sqlite3 13, which fixes it, does not run on Node 20). The store's databases and
+ * better-sqlite3 12 on Node 24 (built against ≥ 24.19 headers) aborts the process (`Assertion
+ * failed: (env) != nullptr` in `RemoveEnvironmentCleanupHook`) when a Database or Statement is
+ * garbage-collected outside a Node context: while the process or a worker exits, and also mid-run,
+ * in a collection started by one of V8's own tasks (incremental marking, idle time) — a few
+ * hundred dropped statements under old-generation churn abort within a second (an upstream
+ * issue; better-sqlite3 13, which fixes it, does not run on Node 20). The store's databases and
  * statements are few and cached, so they are kept reachable until the process ends: none is
- * finalized in that window.
+ * ever finalized. Tests opening their own database do the same (test/support/kept-sqlite.ts).
  */
 const keptAlive = new Set<object>()
 function kept<T extends object>(value: T): T {
