@@ -6,7 +6,6 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
@@ -15,6 +14,7 @@ import { READ_SUMMARIES } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
+import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const HOUR = 3_600_000
@@ -56,7 +56,7 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres }) =>
     await store.eraseUser('shop', 'u4')
     await store.close()
     // As a file of the version before: without the tables (a later open makes them again).
-    const db = new Database(file)
+    const db = openKeptSqlite(file)
     for (const spec of tables) db.exec(`DROP TABLE ${spec.name}`)
     // The step alone, as the file before it would run it (later steps are there already).
     const latest = Number(db.pragma('user_version', { simple: true }))

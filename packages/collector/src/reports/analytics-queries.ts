@@ -24,6 +24,7 @@ export type {
   PathLine,
   RetentionCohort,
   RetentionReport,
+  RetentionZoneState,
 } from './analytics-types'
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))

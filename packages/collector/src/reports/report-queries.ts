@@ -13,15 +13,14 @@ import type {
   TimelineBucket,
 } from '../store/store'
 import { eventsReport, topSegments } from '../store/store-rows'
-import type { Dialect, Query } from './dialect'
+import type { Dialect, Query, Row } from './dialect'
 import { fineTimelineQuery, scopeSql } from './message-queries'
 import { openPhraseRows } from './nh-phrase-days'
 import { dayStart, HOUR_MS, hourRange } from './range'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
 import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED } from './rollup-tables'
 
-/** A row as the database answers it. */
-export type Row = Record<string, unknown>
+export type { Row } from './dialect'
 /** Runs one statement (with `?` placeholders) and gives its rows. */
 export type Exec = (q: Query) => Promise<Row[]>
 

@@ -6,9 +6,8 @@
  * rebuilds them all when an existing database is upgraded.
  */
 import { latestInBatch } from './batch-lookback'
-import type { Dialect, Query } from './dialect'
+import type { Dialect, Query, Row } from './dialect'
 import { floorHour, HOUR_MS } from './range'
-import type { Row } from './report-queries'
 import {
   addDeltas,
   addKept,

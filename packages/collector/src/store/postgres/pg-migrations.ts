@@ -11,7 +11,7 @@ import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
-import { HISTORY_SUMMARIES } from './pg-history-summaries'
+import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './pg-history-summaries'
 import { LEAN_INGEST } from './pg-lean-ingest'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
@@ -207,6 +207,7 @@ ${analyticsDdl(postgresDialect)}
       await deriveOn(client, rebuildPhraseDays(postgresDialect))
     },
   },
+  ZONES_ON_DEMAND,
 ]
 
 /** Runs a derivation's steps on the migration's client. */

@@ -12,7 +12,7 @@ import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
-import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
+import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './sqlite-history-summaries'
 import { LEAN_INGEST } from './sqlite-lean-ingest'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
@@ -204,6 +204,7 @@ ${rollupDdl(sqliteDialect)}
       runSteps(rebuildPhraseDays(sqliteDialect), run)
     },
   },
+  ZONES_ON_DEMAND,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
