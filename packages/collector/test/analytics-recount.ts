@@ -9,6 +9,7 @@ import type { RecordStore, StoredMessage } from '@convotrack/collector'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Period, periodIndex, periodStart } from '../src/reports/periods'
 import { joinSessions, type SessionPoint } from '../src/reports/sessions'
+import { expectFunnelRecount } from './funnel-recount'
 import { allMessages, load, traffic } from './rollup-contract'
 
 const HOUR = 3_600_000
@@ -98,7 +99,7 @@ const RANGES = [
   { from: BASE + 2 * DAY + 5 * HOUR, to: BASE + 12 * DAY + 7 * HOUR },
 ]
 
-/** Every retention (kept zones and one that is not, each period) and paths answer equals the recount. */
+/** Every retention (kept zones and one that is not, each period), paths and funnel answer equals the recount. */
 export async function expectAnalyticsRecount(
   store: RecordStore,
   ranges: ReadonlyArray<{ from: number; to: number }> = RANGES,
@@ -118,6 +119,7 @@ export async function expectAnalyticsRecount(
         pathsOf(all, { ...range, depth }),
       )
   }
+  await expectFunnelRecount(store, all, ranges)
 }
 
 export function runAnalyticsRecount(name: string, factory: RecountFactory): void {

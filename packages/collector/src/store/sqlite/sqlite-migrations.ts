@@ -10,6 +10,7 @@ import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
+import { FUNNEL_SPANS } from './sqlite-funnel-spans'
 import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
@@ -163,7 +164,7 @@ ${rollupDdl(sqliteDialect)}
     name: 'funnels: steps per user and hour (derived from the stored messages)',
     apply(db, _keep, run) {
       db.exec(rollupDdl(sqliteDialect, [USER_STEPS]))
-      runSteps(rebuildSteps(sqliteDialect), run)
+      runSteps(rebuildSteps(sqliteDialect, false), run)
     },
   },
   {
@@ -191,6 +192,7 @@ ${rollupDdl(sqliteDialect)}
       runSteps(rebuildUsageByHour(sqliteDialect), run)
     },
   },
+  FUNNEL_SPANS,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
