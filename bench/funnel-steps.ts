@@ -1,0 +1,100 @@
+/**
+ * The funnel read before (every step-1 row of the range grouped per user, then each next step's
+ * hourly rows from the previous step's hour on) and after (one span row per user and step, the
+ * hourly rows sought only where a span straddles the time that matters), side by side in one
+ * process, alternating, median / max of 5, on a copy of a loaded SQLite file:
+ *   node --import tsx bench/funnel-steps.ts /var/tmp/f.db
+ * The file is opened through the store first (its migrations apply: the spans are derived); the
+ * "before" statement gets back its index on (step, hour), which the migration dropped.
+ */
+import { SqliteRecordStore } from '@convotrack/collector'
+import Database from 'better-sqlite3'
+import { USER_STEPS } from '../packages/collector/src/reports/analytics-tables'
+import type { FunnelStep } from '../packages/collector/src/reports/analytics-types'
+import { sqliteDialect as d, type Query } from '../packages/collector/src/reports/dialect'
+import { funnelReport } from '../packages/collector/src/reports/funnel-report'
+import { STEP_SPANS } from '../packages/collector/src/reports/funnel-spans'
+import { HOUR_MS, hourRange } from '../packages/collector/src/reports/range'
+
+const file = process.argv[2] ?? '/var/tmp/f.db'
+const t0 = performance.now()
+await new SqliteRecordStore(file).close()
+console.log(`opened (migrations) in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+const db = new Database(file)
+const steps = d.table(USER_STEPS.name)
+db.exec(`CREATE INDEX IF NOT EXISTS ${steps}_kind_name_hour ON ${steps} (kind, name, hour)`)
+const exec = async (q: Query) => db.prepare(q.sql).all(...(q.params as unknown[])) as Record<string, unknown>[]
+
+/** The statement before the spans (the collector at e3ec105), as it was. */
+async function before(filter: { from?: number; to?: number | null; steps: readonly FunnelStep[] }) {
+  const r = hourRange(filter)
+  const hours = (params: unknown[], col = 'hour') => {
+    params.push(r.from)
+    if (r.to === null) return ` AND ${col} >= ?`
+    params.push(r.to)
+    return ` AND ${col} >= ? AND ${col} < ?`
+  }
+  const [first, ...rest] = filter.steps as [FunnelStep, ...FunnelStep[]]
+  const params: unknown[] = [first.kind, first.name]
+  const ctes = [
+    `f0 AS MATERIALIZED (SELECT bot, user_id, min(first_ts) AS t FROM ${steps}
+      WHERE kind = ? AND name = ?${hours(params)} GROUP BY bot, user_id)`,
+  ]
+  for (const [i, step] of rest.entries()) {
+    const within = hours(params, 's.hour')
+    params.push(step.kind, step.name)
+    ctes.push(
+      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
+        min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
+      FROM f${i} p JOIN ${steps} s ON s.bot = p.bot AND s.user_id = p.user_id
+        AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.kind = ? AND s.name = ? AND s.last_ts > p.t
+      GROUP BY p.bot, p.user_id)`,
+    )
+  }
+  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
+  const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
+  return filter.steps.map((_, i) => Number(row?.[`n${i}`]))
+}
+
+const after = async (filter: { from?: number; to?: number | null; steps: readonly FunnelStep[] }) =>
+  (await funnelReport(d, exec, filter)).map((l) => l.users)
+
+const count = (sql: string) => Number((db.prepare(sql).get() as { n: number }).n)
+console.log(
+  `rows: ${count(`SELECT count(*) AS n FROM ${steps}`)} step-hours, ${count(`SELECT count(*) AS n FROM ${d.table(STEP_SPANS.name)}`)} step spans`,
+)
+// The dashboard's default range: the last 30 days from now.
+const now = Date.now()
+const ranges = { 'last 30 days': { from: now - 30 * 86_400_000, to: null }, 'all time': {} }
+const funnels: Record<string, FunnelStep[]> = {
+  'greeting → order.status → purchase': [
+    { kind: 'intent', name: 'greeting' },
+    { kind: 'intent', name: 'order.status' },
+    { kind: 'event', name: 'purchase' },
+  ],
+  'payment → goodbye': [
+    { kind: 'intent', name: 'payment' },
+    { kind: 'intent', name: 'goodbye' },
+  ],
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+for (const [fn, funnel] of Object.entries(funnels))
+  for (const [rn, r] of Object.entries(ranges)) {
+    const filter = { ...r, steps: funnel }
+    const times = { before: [] as number[], after: [] as number[] }
+    const answers = { before: [] as number[], after: [] as number[] }
+    for (let i = 0; i < 5; i++)
+      for (const [name, run] of [
+        ['before', before],
+        ['after', after],
+      ] as const) {
+        const a = performance.now()
+        answers[name] = await run(filter)
+        times[name].push(performance.now() - a)
+      }
+    const same = answers.before.join() === answers.after.join()
+    console.log(
+      `${fn} | ${rn} | users ${answers.after.join(' → ')}${same ? '' : ` (before: ${answers.before.join(' → ')})`} | before ${median(times.before).toFixed(1)} / ${Math.max(...times.before).toFixed(1)} ms | after ${median(times.after).toFixed(1)} / ${Math.max(...times.after).toFixed(1)} ms | ${(median(times.before) / median(times.after)).toFixed(1)}×`,
+    )
+  }
+db.close()
