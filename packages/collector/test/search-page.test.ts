@@ -143,6 +143,6 @@ describe('search pages by steps', () => {
       await client.end()
       rmSync(dir, { recursive: true, force: true })
     }
-  // A hang detector, not a speed bound: the two stores' writes took 85 s beside a loaded machine's CPU burners.
+    // A hang detector, not a speed bound: the two stores' writes took 85 s beside a loaded machine's CPU burners.
   }, 300_000)
 })

@@ -56,31 +56,28 @@ export async function funnelReport(
     params.push(r.to)
   }
   step1Where += scopeSql(d, filter, params, 's.bot')
+  // A step's rows keep the users it could not take on (t NULL, or past the range's end): a filter
+  // on the CASE in the same statement evaluated its look-up twice (SQLite copies the expression).
+  const reached = (a: string) => `${a}.t IS NOT NULL${r.to === null ? '' : ` AND ${a}.t < ${Number(r.to)}`}`
   const ctes = [
-    `f0 AS MATERIALIZED (SELECT bot, user_id, t FROM (
-      SELECT s.bot, s.user_id, CASE WHEN s.first_ts >= ? THEN s.first_ts ELSE ${inRange} END AS t
-      FROM ${spans} s ${step1Where}) x WHERE t IS NOT NULL)`,
+    `f0 AS MATERIALIZED (SELECT s.bot, s.user_id, CASE WHEN s.first_ts >= ? THEN s.first_ts ELSE ${inRange} END AS t
+      FROM ${spans} s ${step1Where})`,
   ]
   for (const [i, step] of rest.entries()) {
     params.push(step.kind, step.name, step.kind, step.name)
-    let end = ''
-    if (r.to !== null) {
-      end = ' AND t < ?'
-      params.push(r.to)
-    }
-    // The first hourly row of the step from the hour of `p.t` on that ends after it.
+    // The first hourly row of the step from the hour of `p.t` on that ends after it. CROSS JOIN:
+    // SQLite takes the previous step's users first (not every user who ever took this step).
     ctes.push(
-      `f${i + 1} AS MATERIALIZED (SELECT bot, user_id, t FROM (
-        SELECT p.bot, p.user_id, CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE
+      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id, CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE
           (SELECT CASE WHEN h.first_ts > p.t THEN h.first_ts ELSE h.last_ts END FROM ${hours} h
             WHERE h.kind = ? AND h.name = ? AND h.bot = p.bot AND h.user_id = p.user_id
               AND h.hour >= p.t - (p.t % ${HOUR_MS}) AND h.last_ts > p.t
             ORDER BY h.hour LIMIT 1) END AS t
-        FROM f${i} p JOIN ${spans} s ON s.bot = p.bot AND s.kind = ? AND s.name = ? AND s.user_id = p.user_id
-        WHERE s.last_ts > p.t) x WHERE t IS NOT NULL${end})`,
+        FROM f${i} p CROSS JOIN ${spans} s
+        WHERE ${reached('p')} AND s.bot = p.bot AND s.kind = ? AND s.name = ? AND s.user_id = p.user_id AND s.last_ts > p.t)`,
     )
   }
-  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
+  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i} x WHERE ${reached('x')}) AS n${i}`).join(', ')
   const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
   return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: num(row?.[`n${i}`]) }))
 }
