@@ -73,20 +73,40 @@ const FUNNELS: FunnelStep[][] = [
   ],
 ]
 
-/** Every funnel of {@link FUNNELS} over `ranges` (and all time, open-ended, one bot) equals the recount. */
+/** The busiest user's first three distinct steps, each later than the one before: a funnel someone completes. */
+function busiestWalk(all: readonly StoredMessage[]): FunnelStep[] {
+  const byUser = new Map<string, StoredMessage[]>()
+  for (const m of all)
+    if (m.userId !== '' && stepOf(m) !== null)
+      byUser.set(`${m.bot}\u0000${m.userId}`, [...(byUser.get(`${m.bot}\u0000${m.userId}`) ?? []), m])
+  const busiest = [...byUser.values()].sort((a, b) => b.length - a.length)[0] ?? []
+  const walk: FunnelStep[] = []
+  let t = Number.NEGATIVE_INFINITY
+  for (const m of [...busiest].sort((a, b) => a.ts - b.ts || a.id - b.id)) {
+    const step = stepOf(m) as string
+    if (m.ts <= t || walk.some((w) => `${w.kind}:${w.name}` === step) || walk.length === 3) continue
+    walk.push({ kind: step.startsWith('intent:') ? 'intent' : 'event', name: step.slice(step.indexOf(':') + 1) })
+    t = m.ts
+  }
+  return walk
+}
+
+/**
+ * Every funnel of {@link FUNNELS} and the busiest user's walk over `ranges` (and all time,
+ * open-ended, one bot) equals the recount.
+ */
 export async function expectFunnelRecount(
   store: RecordStore,
   all: readonly StoredMessage[],
   ranges: ReadonlyArray<{ from: number; to: number }>,
 ) {
+  const walk = busiestWalk(all)
   const qs = [{}, ...ranges, ...ranges.map((r) => ({ from: r.from })), ...ranges.map((r) => ({ ...r, bot: 'shop' }))]
-  let reachedLast = 0
   for (const q of qs)
-    for (const steps of FUNNELS) {
+    for (const steps of walk.length > 0 ? [...FUNNELS, walk] : FUNNELS) {
       const want = funnelOf(all, q, steps)
-      reachedLast += want.at(-1)?.users ?? 0
       expect(await store.funnel({ ...q, steps }), `${JSON.stringify(q)} ${JSON.stringify(steps)}`).toEqual(want)
     }
-  // The world takes users through whole funnels: not every count is 0.
-  expect(reachedLast).toBeGreaterThan(0)
+  // Someone went through the walk: the recount is not of empty funnels.
+  if (walk.length > 0) expect(funnelOf(all, {}, walk).at(-1)?.users).toBeGreaterThan(0)
 }
