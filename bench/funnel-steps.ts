@@ -14,7 +14,7 @@ import type { FunnelStep } from '../packages/collector/src/reports/analytics-typ
 import { sqliteDialect as d, type Query } from '../packages/collector/src/reports/dialect'
 import { funnelReport } from '../packages/collector/src/reports/funnel-report'
 import { STEP_SPANS } from '../packages/collector/src/reports/funnel-spans'
-import { HOUR_MS, hourRange } from '../packages/collector/src/reports/range'
+import { type Funnel, funnelBefore } from './funnel-before'
 
 const file = process.argv[2] ?? '/var/tmp/f.db'
 const t0 = performance.now()
@@ -25,39 +25,8 @@ const steps = d.table(USER_STEPS.name)
 db.exec(`CREATE INDEX IF NOT EXISTS ${steps}_kind_name_hour ON ${steps} (kind, name, hour)`)
 const exec = async (q: Query) => db.prepare(q.sql).all(...(q.params as unknown[])) as Record<string, unknown>[]
 
-/** The statement before the spans (the collector at e3ec105), as it was. */
-async function before(filter: { from?: number; to?: number | null; steps: readonly FunnelStep[] }) {
-  const r = hourRange(filter)
-  const hours = (params: unknown[], col = 'hour') => {
-    params.push(r.from)
-    if (r.to === null) return ` AND ${col} >= ?`
-    params.push(r.to)
-    return ` AND ${col} >= ? AND ${col} < ?`
-  }
-  const [first, ...rest] = filter.steps as [FunnelStep, ...FunnelStep[]]
-  const params: unknown[] = [first.kind, first.name]
-  const ctes = [
-    `f0 AS MATERIALIZED (SELECT bot, user_id, min(first_ts) AS t FROM ${steps}
-      WHERE kind = ? AND name = ?${hours(params)} GROUP BY bot, user_id)`,
-  ]
-  for (const [i, step] of rest.entries()) {
-    const within = hours(params, 's.hour')
-    params.push(step.kind, step.name)
-    ctes.push(
-      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
-        min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
-      FROM f${i} p JOIN ${steps} s ON s.bot = p.bot AND s.user_id = p.user_id
-        AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.kind = ? AND s.name = ? AND s.last_ts > p.t
-      GROUP BY p.bot, p.user_id)`,
-    )
-  }
-  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
-  const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
-  return filter.steps.map((_, i) => Number(row?.[`n${i}`]))
-}
-
-const after = async (filter: { from?: number; to?: number | null; steps: readonly FunnelStep[] }) =>
-  (await funnelReport(d, exec, filter)).map((l) => l.users)
+const before = (filter: Funnel) => funnelBefore(d, exec, filter)
+const after = async (filter: Funnel) => (await funnelReport(d, exec, filter)).map((l) => l.users)
 
 const count = (sql: string) => Number((db.prepare(sql).get() as { n: number }).n)
 console.log(
