@@ -22,19 +22,12 @@ import type { Steps } from './rollup-writes'
  */
 export const STEP_SPANS: RollupSpec = {
   name: 'rollup_spans',
-  columns: {
-    bot: 'text',
-    kind: 'text',
-    name: 'text',
-    user_id: 'text',
-    n: 'int',
-    first_ts: 'int',
-    last_ts: 'int',
-  },
-  keys: ['bot', 'kind', 'name', 'user_id'],
-  sums: ['n'],
-  mins: ['first_ts'],
-  maxes: ['last_ts'],
+  // The hourly step rows' columns and merges, without the hour.
+  columns: Object.fromEntries(Object.entries(USER_STEPS.columns).filter(([c]) => c !== 'hour')),
+  keys: USER_STEPS.keys.filter((c) => c !== 'hour'),
+  sums: USER_STEPS.sums,
+  mins: USER_STEPS.mins,
+  maxes: USER_STEPS.maxes,
   indexes: [['kind', 'name', 'last_ts', 'first_ts', 'bot', 'user_id']],
 }
 
