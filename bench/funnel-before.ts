@@ -1,7 +1,8 @@
 /**
  * The funnel statement before the step spans (the collector at e3ec105), kept for the benches'
  * side-by-side timings: every step-1 row of the range grouped per user, then each next step's
- * hourly rows from the previous step's hour on. It reads the index on (kind, name, hour).
+ * hourly rows from the previous step's hour on. Time it on a file without the spans' migration
+ * (it would read the index that migration adds).
  */
 import { USER_STEPS } from '../packages/collector/src/reports/analytics-tables'
 import type { FunnelStep } from '../packages/collector/src/reports/analytics-types'

@@ -1,11 +1,9 @@
 /**
- * The funnel read before (every step-1 row of the range grouped per user, then each next step's
- * hourly rows from the previous step's hour on) and after (one span row per user and step, the
- * hourly rows sought only where a span straddles the time that matters), side by side in one
- * process, alternating, median / max of 5, on a copy of a loaded SQLite file:
- *   node --import tsx bench/funnel-steps.ts /var/tmp/f.db
- * The file is opened through the store first (its migrations apply: the spans are derived); the
- * "before" statement gets back its index on (step, hour), which the migration dropped.
+ * The funnel read before (bench/funnel-before.ts, on a copy of the loaded file as it was: the
+ * indexes it had) and after (a second copy opened through the store: its migrations derive the
+ * step spans and add the index on step, user and hour), side by side in one process, alternating,
+ * median / max of 5:
+ *   node --import tsx bench/funnel-steps.ts /var/tmp/f-new.db /var/tmp/f-old.db
  */
 import { SqliteRecordStore } from '@convotrack/collector'
 import Database from 'better-sqlite3'
@@ -16,16 +14,17 @@ import { funnelReport } from '../packages/collector/src/reports/funnel-report'
 import { STEP_SPANS } from '../packages/collector/src/reports/funnel-spans'
 import { type Funnel, funnelBefore } from './funnel-before'
 
-const file = process.argv[2] ?? '/var/tmp/f.db'
+const file = process.argv[2] ?? '/var/tmp/f-new.db'
+const old = new Database(process.argv[3] ?? '/var/tmp/f-old.db', { readonly: true })
 const t0 = performance.now()
 await new SqliteRecordStore(file).close()
 console.log(`opened (migrations) in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 const db = new Database(file)
 const steps = d.table(USER_STEPS.name)
-db.exec(`CREATE INDEX IF NOT EXISTS ${steps}_kind_name_hour ON ${steps} (kind, name, hour)`)
 const exec = async (q: Query) => db.prepare(q.sql).all(...(q.params as unknown[])) as Record<string, unknown>[]
 
-const before = (filter: Funnel) => funnelBefore(d, exec, filter)
+const execOld = async (q: Query) => old.prepare(q.sql).all(...(q.params as unknown[])) as Record<string, unknown>[]
+const before = (filter: Funnel) => funnelBefore(d, execOld, filter)
 const after = async (filter: Funnel) => (await funnelReport(d, exec, filter)).map((l) => l.users)
 
 const count = (sql: string) => Number((db.prepare(sql).get() as { n: number }).n)
@@ -41,6 +40,7 @@ const funnels: Record<string, FunnelStep[]> = {
     { kind: 'intent', name: 'order.status' },
     { kind: 'event', name: 'purchase' },
   ],
+  greeting: [{ kind: 'intent', name: 'greeting' }],
   'payment → goodbye': [
     { kind: 'intent', name: 'payment' },
     { kind: 'intent', name: 'goodbye' },
@@ -67,3 +67,4 @@ for (const [fn, funnel] of Object.entries(funnels))
     )
   }
 db.close()
+old.close()

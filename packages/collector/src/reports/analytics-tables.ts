@@ -84,9 +84,9 @@ export const USER_STEPS: RollupSpec = {
   sums: ['n'],
   mins: ['first_ts'],
   maxes: ['last_ts'],
-  // One user's hours of one step in order (the funnel's look-ups when the per-user span of
-  // funnel-spans.ts cannot decide); (kind, name, hour) before it, read per user-hour.
+  // A step's rows of a range; one user's hours of one step, in order (the funnel's next steps).
   indexes: [
+    ['kind', 'name', 'hour'],
     ['kind', 'name', 'bot', 'user_id', 'hour'],
     ['bot', 'user_id', 'hour'],
   ],

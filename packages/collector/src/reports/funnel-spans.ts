@@ -1,9 +1,7 @@
 /**
  * The funnel's per-user summary beside the hourly step rows (`rollup_user_steps`): one row per
- * bot × step × user with the first and last time of that step ever. The funnel finds a step's
- * users of a range from it (one row per user, not one per user-hour) and decides most users'
- * next step from it; only a user whose first/last times straddle the time that matters is looked
- * up in the hourly rows (one index seek).
+ * bot × step × user with the first and last time of that step ever. A funnel over all time takes
+ * its first step's users and their first times from it: one row per user, not one per user-hour.
  *
  * Kept at ingest from the hourly rows' changes (first and last merge as least and greatest);
  * after records go (erasure, retention) a first or last time cannot be subtracted, so each
@@ -18,7 +16,7 @@ import type { Steps } from './rollup-writes'
 
 /**
  * Funnel steps per bot × step × user: how many times, the first and the last time ever. The index
- * on (step, last time) finds the users of a step active since a range's start, covering the rest.
+ * on (step, first time) gives a step's users and first times (covering).
  */
 export const STEP_SPANS: RollupSpec = {
   name: 'rollup_spans',
@@ -28,7 +26,7 @@ export const STEP_SPANS: RollupSpec = {
   sums: USER_STEPS.sums,
   mins: USER_STEPS.mins,
   maxes: USER_STEPS.maxes,
-  indexes: [['kind', 'name', 'last_ts', 'first_ts', 'bot', 'user_id']],
+  indexes: [['kind', 'name', 'first_ts', 'bot', 'user_id']],
 }
 
 /** Adds the spans of the hourly step rows' changes in `deltas`. */
@@ -67,15 +65,8 @@ export function* rebuildSpans(d: Dialect): Steps {
   yield { sql: spanSelect(d, ''), params: [] }
 }
 
-/**
- * The spans table, and the hourly step rows' index on (step, user, hour) in place of the one on
- * (step, hour) that the funnel no longer reads.
- */
+/** The spans table, and the hourly step rows' index on (step, user, hour) (the funnel's next steps). */
 export function spansDdl(d: Dialect): string {
-  return [
-    rollupDdl(d, [STEP_SPANS]),
-    `DROP INDEX IF EXISTS ${d.table(USER_STEPS.name)}_kind_name_hour;`,
-    // The step rows' indexes as they are now (IF NOT EXISTS: the table is there).
-    rollupDdl(d, [USER_STEPS]),
-  ].join('\n')
+  // The step rows' indexes as they are now (IF NOT EXISTS: the table and its older indexes are there).
+  return [rollupDdl(d, [STEP_SPANS]), rollupDdl(d, [USER_STEPS])].join('\n')
 }
