@@ -11,6 +11,7 @@ import { alexaTracking, createLogForwarder, LOG_LINE_MARKER } from '@convotrack/
 import { type ConvotrackError, createTracker, type Tracker } from '@convotrack/core'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../support/fuzz-seed'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   anything,
@@ -157,7 +158,7 @@ describe('alexaTracking on a real ask-sdk-core skill under random envelopes', ()
         expect(a).toEqual(b)
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     const paused = { ...envelope, session: { ...envelope.session, user: { userId: 'amzn1.ask.account.PAUSED' } } }
     const answer = (await trackedSkill.invoke(paused as never)) as { response: unknown }
@@ -220,7 +221,7 @@ describe('voice.handler(fn) under random events', () => {
         expect(a).toEqual(b)
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     await tracker.flush(5_000)
     expectClearErrors(reported)
@@ -291,7 +292,7 @@ describe('createLogForwarder under random, truncated and garbage awslogs payload
         }
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     expect([...kinds].sort()).toEqual(['forwarded', 'nothing', 'rejected'])
     expect((await tracker.flush(5_000)).pending).toBe(0)

@@ -8,6 +8,7 @@
 import { type Collector, startCollector } from '@convotrack/collector'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../support/fuzz-seed'
 import { hugeString, jsonAnything, mutated, post, RUNS, truncatedJson, withDeadline } from './support'
 
 const KEY = 'fuzz-collector-key'
@@ -137,7 +138,7 @@ describe('collector POST /track under random requests', () => {
           expect(res.body).not.toContain(KEY)
         }
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     expect(statuses.get(201)).toBeGreaterThan(0)
     expect([...statuses.keys()].some((s) => s >= 400)).toBe(true)

@@ -14,7 +14,7 @@
  * - every accepted record is readable through every read route (raw view, messages,
  *   transcript, export, reports);
  * - a batch's good records are all stored, whatever the others hold.
- * Seeded (`FUZZ_SEED`), bounded (`FUZZ_RUNS`): well under a minute on both stores.
+ * Seeded (`FUZZ_SEED`, test/support/fuzz-seed.ts), bounded (`FUZZ_RUNS`): well under a minute on both stores.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { type Collector, startCollector } from '@convotrack/collector'
@@ -23,9 +23,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { GOOD } from '../../packages/collector/test/fixtures'
 import { type Backend, backends } from '../../packages/collector/test/support/backends'
 import { LIST_ROUTES } from '../../packages/collector/test/support/read-routes'
+import { seeded } from '../support/fuzz-seed'
 import { mutated, RUNS } from './support'
 
-const SEED = Number(process.env.FUZZ_SEED ?? 26)
 const KEY = 'hostile-key'
 /** The longest the event loop may be held by one request, in ms (issue 26). */
 const MAX_BLOCK_MS = 100
@@ -418,7 +418,7 @@ describe.each(stores)('hostile records on $name', (backend) => {
           }
           if (ids.length) lastMessage = await expectReadable(collector, ids, lastMessage)
         }),
-        { numRuns: runs, seed: SEED, endOnFailure: true, examples: KNOWN.map((k): [Rec] => [k]) },
+        seeded({ numRuns: runs, endOnFailure: true, examples: KNOWN.map((k): [Rec] => [k]) }),
       )
     } finally {
       await collector.close()
@@ -468,12 +468,11 @@ describe.each(stores)('hostile records on $name', (backend) => {
           expect((await collector.store.counts()).records - before).toBe(ids.length)
           if (ids.length) lastMessage = await expectReadable(collector, ids, lastMessage)
         }),
-        {
+        seeded({
           numRuns: Math.ceil(runs / 2.5),
-          seed: SEED,
           endOnFailure: true,
           examples: [[[...KNOWN.map((k) => ({ ...k, good: false })), ...GOOD_EXAMPLES], true]],
-        },
+        }),
       )
     } finally {
       await collector.close()

@@ -9,6 +9,7 @@ import { createTracker, type Tracker } from '@convotrack/core'
 import { importRecords, readJsonLines } from '@convotrack/import'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../support/fuzz-seed'
 import { type Sink, startSink } from '../support/sink-server'
 import { circular, jsonAnything, mutated, RUNS, type Watchdog, watchProcess, withDeadline } from './support'
 
@@ -59,7 +60,7 @@ describe('importRecords under random rows', () => {
         expect(summary.complete).toBe(true)
         watchdog.check()
       }),
-      { numRuns: Math.ceil(RUNS / 2) },
+      seeded({ numRuns: Math.ceil(RUNS / 2) }),
     )
   })
 
@@ -77,7 +78,7 @@ describe('importRecords under random rows', () => {
         expectSummaryAddsUp(summary, input.length, sink.records.length - before)
         watchdog.check()
       }),
-      { numRuns: Math.ceil(RUNS / 3) },
+      seeded({ numRuns: Math.ceil(RUNS / 3) }),
     )
   })
 
@@ -100,7 +101,7 @@ describe('importRecords under random rows', () => {
         expectSummaryAddsUp(summary, summary.records, sink.records.length - before)
         watchdog.check()
       }),
-      { numRuns: Math.ceil(RUNS / 3) },
+      seeded({ numRuns: Math.ceil(RUNS / 3) }),
     )
   })
 

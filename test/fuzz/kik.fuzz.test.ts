@@ -13,6 +13,7 @@ import { kikSdkUnsupportedReason, kikTracking } from '@convotrack/kik'
 import fc from 'fast-check'
 import nock from 'nock'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../support/fuzz-seed'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   expectClearErrors,
@@ -192,7 +193,7 @@ describe.skipIf(SDK_UNSUPPORTED)('kikTracking under random signed webhooks (real
         held += ranC - ranT
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     expect(held).toBeGreaterThan(0)
     expect((await tracker.flush(5_000)).pending).toBe(0)

@@ -14,6 +14,7 @@ import { type ConvotrackError, createTracker, type Tracker } from '@convotrack/c
 import { MessengerMiddleware, messengerWebhook, trackedSendApi } from '@convotrack/messenger'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../support/fuzz-seed'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   anything,
@@ -154,7 +155,7 @@ describe('messengerWebhook under random bodies (real Express app)', () => {
         expect(a).toEqual(b)
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     // Express's own errors (400 for bytes that are not JSON) are the same count; none is ours.
     expect(tracked.errors.length).toBe(control.errors.length)
@@ -257,12 +258,12 @@ describe('MessengerMiddleware under random activities (real botbuilder TestAdapt
       }),
       // Found by this property: a paused user's message whose text the bot cannot turn into a
       // string (the untracked bot's turn throws; the tracked one is held back, so no error).
-      {
+      seeded({
         numRuns: RUNS,
         examples: [
           [{ ...facebookActivity, from: { id: 'PAUSED' }, channelData: item('PAUSED'), text: Object.create(null) }],
         ],
-      },
+      }),
     )
     expect(tracked.log.turnErrors).toEqual(control.log.turnErrors)
     expect(pausedSkips).toBeGreaterThan(0)
@@ -317,7 +318,7 @@ describe('trackedSendApi under random messages and random Graph API answers', ()
         } else seen.add('ok')
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     expect(seen.has('ok')).toBe(true)
     expect(seen.has('MessengerSendError')).toBe(true)

@@ -12,6 +12,7 @@ import { type ConvotrackError, createTracker, type Tracker } from '@convotrack/c
 import { slackTracking } from '@convotrack/slack'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../support/fuzz-seed'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   expectClearErrors,
@@ -214,7 +215,7 @@ describe('slackTracking under random signed requests (real Bolt App)', () => {
         expect(tracked.boltErrors.length - before.t).toBe(control.boltErrors.length - before.c)
         watchdog.check()
       }),
-      { numRuns: RUNS },
+      seeded({ numRuns: RUNS }),
     )
     expect(tracked.listenerRuns).toBe(control.listenerRuns)
     expect(tracked.listenerRuns).toBeGreaterThan(0)

@@ -1,6 +1,7 @@
 import { createTracker, InvalidRecordError, type Tracker } from '@convotrack/core'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../../../test/support/fuzz-seed'
 import { type Sink, startSink } from '../../../test/support/sink-server'
 
 // Random, truncated, wrongly typed, huge, deeply nested and circular inputs to every tracking
@@ -113,7 +114,7 @@ describe('every entry takes any input: a queued record or InvalidRecordError', (
           expect(error.message.length).toBeGreaterThan(0)
         }
       }),
-      { numRuns: 200 },
+      seeded({ numRuns: 200 }),
     )
   })
 

@@ -1,5 +1,6 @@
 import { createTracker, type RecordHandle, type RecordOutcome } from '@convotrack/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { DrivenClock } from './support/driven-clock'
 import { type FakeService, startFakeService } from './support/fake-service'
 
 // A record's fate: the handle a caller asks for with `onRecord` (its idempotency key, and a
@@ -79,7 +80,11 @@ describe('record fate (onRecord)', () => {
       ignoreUserIds: ['bot'],
       redact: (body) => (body.text === 'secret' ? null : body),
       maxQueueSize: 1,
+      // The gate's reopening timer never fires unless the test moves this clock: the record
+      // refused by the down service stays behind the gate, not in flight, when close() gives up.
+      ...new DrivenClock().option,
     })
+    const refused = new Promise((resolve) => tracker.once('retry', resolve)) // not events.once: it rejects on 'error'
     const a = asking()
     const on = { onRecord: a.onRecord }
     tracker.universal.logIncoming({ text: 'x', userId: 42 } as never, on)
@@ -91,6 +96,7 @@ describe('record fate (onRecord)', () => {
       { type: 'customEvent', name: 'e', userId: 'u3' },
       { platform: 'nope' as never, onRecord: a.onRecord },
     )
+    await refused // its connection was refused: behind the gate now
     await tracker.close(50)
     tracker.universal.logIncoming({ text: 'late', userId: 'u1' }, on)
     const got = await outcomes(a.handles)

@@ -9,6 +9,7 @@ import { pauseReceiver } from '@convotrack/express'
 import express from 'express'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seeded } from '../../../test/support/fuzz-seed'
 import { type Served, serve } from './support'
 
 const secret = generateWebhookSecret()
@@ -254,7 +255,7 @@ describe('pauseReceiver fuzz', () => {
           }
         },
       ),
-      { numRuns: 1500 },
+      seeded({ numRuns: 1500 }),
     )
     assertStoreMatchesModel()
     console.log(`[fuzz] ${requests} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`)

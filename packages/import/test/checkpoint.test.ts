@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Checkpoint } from '@convotrack/import'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { seeded } from '../../../test/support/fuzz-seed'
 
 const dir = mkdtempSync(join(tmpdir(), 'convotrack-checkpoint-'))
 
@@ -36,6 +37,7 @@ describe('Checkpoint', () => {
         const ranges = cp.done
         return ranges.every((r, i) => i === 0 || (ranges[i - 1]?.[1] ?? 0) + 1 < r[0]) && cp.size === set.size
       }),
+      seeded(),
     )
   })
 

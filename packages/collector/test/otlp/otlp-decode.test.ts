@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { seeded } from '../../../../test/support/fuzz-seed'
 import { chatTurns, decodeTraceBody, OtlpRequestError, turnRecords } from '../../src/otlp/index'
 import { encodeMessage } from '../../src/otlp/protobuf'
 
@@ -41,7 +42,7 @@ describe('untrusted OTLP bodies', () => {
       fc.property(fc.uint8Array({ maxLength: 512 }), (bytes) => {
         expect(['ok', 'refused']).toContain(readAndMap(Buffer.from(bytes), 'protobuf'))
       }),
-      { numRuns: 2000 },
+      seeded({ numRuns: 2000 }),
     )
   })
 
@@ -84,7 +85,7 @@ describe('untrusted OTLP bodies', () => {
       fc.property(request, (body) => {
         expect(['ok', 'refused']).toContain(readAndMap(Buffer.from(JSON.stringify(body)), 'json'))
       }),
-      { numRuns: 1000 },
+      seeded({ numRuns: 1000 }),
     )
   })
 

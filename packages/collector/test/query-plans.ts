@@ -1,0 +1,211 @@
+// Every dashboard read at its default range, EXPLAINed on a store holding many records: none
+// may read the big tables (records, messages) whole. PostgreSQL: no `Seq Scan` of them (EXPLAIN
+// FORMAT JSON, after ANALYZE as autovacuum would); SQLite: no `SCAN` of them (EXPLAIN QUERY PLAN,
+// without ANALYZE: a fresh file). The NotHandled report and the segments at their default range
+// read neither a per-user summary nor the profiles (their size grows with the users, not the
+// answer). No timing is asserted.
+// This module is the proof's shared half: the seed, the summaries' derivation and the list of
+// every dashboard read ({@link dashboardReads}: a new read is added there). Its two halves,
+// query-plans.postgres.volume.test.ts and query-plans.sqlite.volume.test.ts, run side by side.
+import type { ReadFilter } from '@convotrack/collector'
+import { funnelReport, overviewReport, pathsReport, retentionReport } from '../src/reports/analytics-queries'
+import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
+import type { Dialect, Query } from '../src/reports/dialect'
+import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
+import { rebuildPaths } from '../src/reports/path-prefixes'
+import { floorHour } from '../src/reports/range'
+import { rebuildReadSummaries } from '../src/reports/read-summaries'
+import {
+  conversationsReport,
+  countsReport,
+  type Exec,
+  eventsReportOf,
+  intentsReport,
+  notHandledReport,
+  type Row,
+  segmentsReport,
+  timelineReport,
+} from '../src/reports/report-queries'
+import { rebuildRetention } from '../src/reports/retention-cohorts'
+import { rebuildRollups, type Steps } from '../src/reports/rollup-writes'
+import { SEARCH_SCAN_STEPS, searchQuery, searchScanQuery, searchScanSpanQuery } from '../src/reports/search-query'
+import { rebuildUsage, usageReport } from '../src/reports/usage-rollup'
+
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+export const NOW = Date.now()
+
+/**
+ * `records` records over 90 days of event time (one user per 50 records, ~8 % NotHandled inputs,
+ * NotHandled replies, events), written by SQL on the database's side (fast whatever the machine).
+ * The summaries are then derived by {@link derivations}.
+ */
+export function seedSql(d: Dialect, records: number): string[] {
+  // Users of 50 records each, a multiple of 40: every size has the same shape (a user's records share g % 40).
+  if (records % 2000 !== 0) throw new Error(`seedSql: records must be a multiple of 2 000, got ${records}`)
+  const series =
+    d.name === 'postgres'
+      ? `generate_series(1, ${records}) AS s (g)`
+      : `(WITH RECURSIVE s (g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${records}) SELECT g FROM s) s`
+  const ts = `(${NOW - 90 * DAY} + CAST(g AS BIGINT) * ${Math.floor((90 * DAY) / records)})`
+  const dir = `CASE WHEN g % 10 < 5 THEN 'incoming' WHEN g % 10 < 9 THEN 'outgoing' ELSE 'event' END`
+  const bot = `CASE WHEN g % 5 = 0 THEN 'help' ELSE 'shop' END`
+  const nhIn = '(g % 20 = 0)'
+  const intent = `CASE WHEN ${nhIn} OR g % 40 = 5 THEN 'NotHandled' WHEN g % 10 < 5 THEN 'i' || (g % 40) END`
+  const text = `CASE WHEN ${nhIn} THEN 'unknown ' || (g % 300) WHEN g % 10 < 5 THEN 'hello ' || (g % 50)
+    WHEN g % 10 < 9 THEN 'reply ' || (g % 30) ELSE 'e' || (g % 12) END`
+  const user = `'user-' || (g % ${Math.ceil(records / 50)})`
+  // Half the answers are an LLM's, with tokens (the usage report).
+  const raw = `CASE WHEN g % 10 IN (5, 7) THEN '{"text":"r","userId":"u","platformJson":{"model":"m' || (g % 3) || '","usage":{"inputTokens":10,"outputTokens":5}}}' ELSE '{}' END`
+  const event = `CASE WHEN g % 10 = 9 THEN (CASE WHEN g % 3 = 0 THEN 'revenueEvent' ELSE 'customEvent' END) END`
+  return [
+    `INSERT INTO ${d.table('records')} (id, bot, platform, type, v, received_at, event_ts, raw)
+     SELECT g, ${bot}, 'universal', ${dir}, '11.1.0-rest', ${ts}, ${ts}, ${raw} FROM ${series}`,
+    `INSERT INTO ${d.table('messages')} (id, record_id, bot, platform, direction, user_id, thread, text, intent, confidence,
+       user_json, event_type, event_name, event_key, amount, ts, received_at)
+     SELECT g, g, ${bot}, 'universal', ${dir}, ${user}, ${user}, ${text}, ${intent},
+       CASE WHEN g % 10 < 5 THEN 0.5 END, CASE WHEN g % 97 = 0 THEN '{"locale":"en"}' END,
+       ${event}, CASE WHEN g % 10 = 9 THEN 'e' || (g % 12) END, CASE WHEN g % 10 = 9 THEN 'e' || (g % 12) END,
+       CASE WHEN g % 10 = 9 AND g % 3 = 0 THEN 3 END, ${ts}, ${ts}
+     FROM ${series}`,
+  ]
+}
+
+/**
+ * The summaries derived from the seeded messages by the upgrade's rebuild (the same code as a
+ * migration of an existing database), in the order an upgrade runs them.
+ */
+export function derivations(d: Dialect): Steps[] {
+  return [
+    rebuildRollups(d),
+    rebuildReadSummaries(d),
+    rebuildAnalytics(d),
+    rebuildSteps(d),
+    rebuildUsage(d),
+    rebuildPaths(d),
+    rebuildRetention(d, ['UTC']),
+  ]
+}
+
+/**
+ * Every read the dashboard makes, at its default range (the last 30 days from a whole hour; minute
+ * buckets: the last day), as statements, on a store seeded with `records` ({@link seedSql}: ids
+ * 1…records). A new dashboard read is added here: both stores' tests EXPLAIN every entry.
+ */
+export async function dashboardReads(d: Dialect, records: number): Promise<Array<{ name: string; q: Query }>> {
+  // Cursors and `afterId`s three quarters of the way through the ids.
+  const later = Math.floor((records * 3) / 4)
+  const out: Array<{ name: string; q: Query }> = []
+  let name = ''
+  // What the captured statements answer: the NotHandled report asks whether inputs exist after a range's end.
+  let answer: Row[] = []
+  const capture: Exec = async (q) => {
+    out.push({ name, q })
+    return answer
+  }
+  const ranges: Array<[string, ReadFilter]> = [
+    ['', { from: floorHour(NOW - 30 * DAY), to: null, tz: 'UTC' }],
+    [' bot', { bot: 'shop', from: floorHour(NOW - 30 * DAY), to: null, tz: 'Europe/Berlin' }],
+    [' scoped', { bots: ['shop', 'help'], from: floorHour(NOW - 30 * DAY), to: null }],
+    [' all time', { from: 0, to: null, tz: 'UTC' }],
+  ]
+  for (const [suffix, f] of ranges) {
+    const reads: Array<[string, () => Promise<unknown>]> = [
+      ['stats', () => countsReport(d, capture, f)],
+      ['conversations', () => conversationsReport(d, capture, { ...f, limit: 200 })],
+      [
+        'conversations page 2',
+        () => conversationsReport(d, capture, { ...f, limit: 200, cursor: `${NOW - DAY}:${later}` }),
+      ],
+      ['not-handled', () => notHandledReport(d, capture, f)],
+      ['intents', () => intentsReport(d, capture, f)],
+      ['events', () => eventsReportOf(d, capture, f)],
+      ['segments', () => segmentsReport(d, capture, f)],
+      ['timeline hour', () => timelineReport(d, capture, { ...f, bucketMs: HOUR })],
+      ['timeline day', () => timelineReport(d, capture, { ...f, bucketMs: DAY })],
+      ['timeline minute', () => timelineReport(d, capture, { ...f, from: floorHour(NOW - DAY), bucketMs: 60_000 })],
+      // The live chart's `since`, inside an hour: the partial hour reads the messages by event time.
+      ['timeline since', () => timelineReport(d, capture, { ...f, bucketMs: HOUR, since: NOW - 5 * 60_000 })],
+      // The analytics (issue 28): overview, retention, search, the clusters' 1 000 phrases.
+      ['overview', () => overviewReport(d, capture, f, 30 * 60_000)],
+      ['retention', () => retentionReport(d, capture, { ...f, period: 'week', now: NOW })],
+      ['clusters', () => notHandledReport(d, capture, f, 1000)],
+      ['paths', () => pathsReport(d, capture, { ...f, depth: 4, limit: 20 })],
+      [
+        'funnel',
+        () =>
+          funnelReport(d, capture, {
+            ...f,
+            steps: [
+              { kind: 'intent', name: 'i5' },
+              { kind: 'event', name: 'e3' },
+            ],
+          }),
+      ],
+      ['search', () => capture(searchQuery(d, { ...f, q: 'hello', limit: 50 }))],
+      // A page's first step: the newest messages by (ts, id), each looked up in the index.
+      [
+        'search newest',
+        () =>
+          capture(searchScanQuery(d, { ...f, q: 'hello', limit: 50 }, SEARCH_SCAN_STEPS[0] as number, [1, records])),
+      ],
+      ['search newest span', () => capture(searchScanSpanQuery(d, f, SEARCH_SCAN_STEPS[0] as number))],
+      ['usage', () => usageReport(d, capture, f)],
+      ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
+    ]
+    for (const [n, read] of reads) {
+      // All time: the analytics reads (the firehose and lists walk their time index newest first).
+      if (suffix === ' all time' && !['overview', 'retention', 'paths', 'funnel', 'clusters'].includes(n)) continue
+      name = n + suffix
+      await read()
+    }
+    // The usage report by UTC day (since a midnight, or all time): hours and models, no conversation rows.
+    for (const [n, from] of [
+      ['usage days', Math.floor(NOW / DAY) * DAY - 30 * DAY],
+      ['usage days all time', 0],
+    ] as const)
+      if (suffix === '') {
+        name = n
+        // All time asks the summary's first and last hours first.
+        const kept = answer
+        answer = [{ lo: NOW - 90 * DAY + 5 * HOUR, hi: NOW }]
+        await usageReport(d, capture, { from, to: null, tz: 'UTC' })
+        answer = kept
+      }
+    // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
+    name = `not-handled ending in the past${suffix}`
+    answer = [{ found: 1 }]
+    await notHandledReport(d, capture, { ...f, to: floorHour(NOW - 10 * DAY) })
+    answer = []
+    if (suffix === ' all time') continue
+    out.push({ name: `messages${suffix}`, q: recentQuery(d, f, 50) })
+    out.push({ name: `messages afterId${suffix}`, q: recentQuery(d, { ...f, afterId: later }, 50) })
+  }
+  out.push({ name: 'transcript', q: transcriptQuery(d, 'shop', 'user-7', 500) })
+  out.push({ name: 'transcript page back', q: transcriptQuery(d, 'shop', 'user-7', 500, later) })
+  return out
+}
+
+/**
+ * Does the read `name` (at its default range) read `table`, one row per user (or, for the usage
+ * report by UTC day, per conversation)? Only NotHandled, segments and usage are held to it.
+ */
+export function perUser(name: string, table: string): boolean {
+  if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
+  if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false
+  return /^(rollup_not_handled|nh_phrase_users|user_segments|user_profiles)$/.test(table)
+}
+
+/** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)`. */
+export interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  Plans?: PlanNode[]
+}
+
+/** A plan's nodes, depth first. */
+export function* walk(node: PlanNode | undefined): Generator<PlanNode> {
+  if (!node) return
+  yield node
+  for (const child of node.Plans ?? []) yield* walk(child)
+}
