@@ -50,14 +50,15 @@ export async function funnelReport(
   ]
   // Each next step: those users' earliest time of it after the previous step's, from their rows of
   // that step from the previous step's hour on (the index on step, user and hour: only that step's
-  // rows); the grouping happens in the database. PostgreSQL hash-joins the range's rows of the step.
+  // rows); the grouping happens in the database. CROSS JOIN: SQLite takes the previous step's users
+  // first (it read every row of the step otherwise); PostgreSQL still picks its join.
   for (const [i, step] of rest.entries()) {
     params.push(step.kind, step.name)
     const within = r.to === null ? '' : ` AND s.hour < ${Number(r.to)}`
     ctes.push(
       `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
         min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
-      FROM f${i} p JOIN ${hours} s ON s.kind = ? AND s.name = ? AND s.bot = p.bot AND s.user_id = p.user_id
+      FROM f${i} p CROSS JOIN ${hours} s WHERE s.kind = ? AND s.name = ? AND s.bot = p.bot AND s.user_id = p.user_id
         AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.last_ts > p.t
       GROUP BY p.bot, p.user_id)`,
     )
