@@ -291,8 +291,11 @@ const READS: Array<[name: string, path: string]> = [
   ['/api/search?q="speak to" human*', `search?q=${encodeURIComponent('"speak to" human*')}`],
   ['/api/reports/retention?period=day', 'reports/retention?period=day'],
   ['/api/reports/retention?period=month', 'reports/retention?period=month'],
-  // A zone whose cohorts the collector does not keep (retentionZones): answered from active hours.
-  ['/api/reports/retention?period=week&tz=Asia/Tokyo', 'reports/retention?period=week&tz=Asia%2FTokyo'],
+  // A zone not in retentionZones, kept on demand since its first request (prepared before the reads).
+  [
+    '/api/reports/retention?period=week&tz=Asia/Tokyo (kept on demand)',
+    'reports/retention?period=week&tz=Asia%2FTokyo',
+  ],
   ['/api/reports/paths?depth=8', 'reports/paths?depth=8'],
   ['/api/reports/usage (LLM tokens, issue 31)', 'reports/usage'],
 ]
@@ -362,6 +365,17 @@ async function main(): Promise<void> {
     log(
       `store: ${counts.records.toLocaleString('en')} records, ${counts.messages.toLocaleString('en')} messages; timing reads`,
     )
+    if (ANALYTICS) {
+      // A zone not in retentionZones becomes kept on demand at its first request (202 while prepared).
+      const asked = performance.now()
+      const status = async () => {
+        const res = await fetch(`${base}/api/reports/retention?period=week&tz=Asia%2FTokyo`)
+        await res.arrayBuffer()
+        return res.status
+      }
+      while ((await status()) === 202) await new Promise((r) => setTimeout(r, 1000))
+      log(`Asia/Tokyo kept on demand: prepared in ${((performance.now() - asked) / 1000).toFixed(1)} s`)
+    }
     const rows: Array<{ read: string; timings: Timing[] }> = []
     for (const [name, path] of ANALYTICS ? READS : READS.slice(0, CORE_READS)) {
       const timings: Timing[] = []

@@ -13,8 +13,10 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { type AcceptedRecord, prepare } from '../packages/collector/src/ingest/ingest'
 import { rebuildAnalytics, rebuildSteps } from '../packages/collector/src/reports/analytics-writes'
+import { rebuildConversationStarts } from '../packages/collector/src/reports/conversation-starts'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../packages/collector/src/reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../packages/collector/src/reports/fresh-message'
+import { rebuildPhraseDays } from '../packages/collector/src/reports/nh-phrase-days'
 import { rebuildPaths } from '../packages/collector/src/reports/path-prefixes'
 import { rebuildReadSummaries } from '../packages/collector/src/reports/read-summaries'
 import type { Row } from '../packages/collector/src/reports/report-queries'
@@ -240,9 +242,10 @@ async function derivePostgres(url: string, log: Log, analytics: boolean): Promis
   }
   await Promise.all([
     // The read summaries are derived from the rollups' NotHandled rows: after them.
-    derive('rollups', rebuildRollups(postgresDialect)).then(() =>
-      derive('read summaries', rebuildReadSummaries(postgresDialect)),
-    ),
+    derive('rollups', rebuildRollups(postgresDialect))
+      .then(() => derive('read summaries', rebuildReadSummaries(postgresDialect)))
+      .then(() => derive('conversation starts', rebuildConversationStarts(postgresDialect)))
+      .then(() => derive('NotHandled phrase days', rebuildPhraseDays(postgresDialect))),
     analytics ? derive('analytics + funnel steps', analyticsSteps(postgresDialect)) : undefined,
   ])
   const c = new pg.Client({ connectionString: url })
@@ -358,8 +361,10 @@ function deriveSqlite(db: Database.Database, log: Log): void {
   }
   for (const [name, steps] of [
     ['rollups', rebuildRollups(sqliteDialect)],
+    ['conversation starts', rebuildConversationStarts(sqliteDialect)],
     ['analytics + funnel steps', analyticsSteps(sqliteDialect)],
     ['read summaries', rebuildReadSummaries(sqliteDialect)],
+    ['NotHandled phrase days', rebuildPhraseDays(sqliteDialect)],
   ] as const) {
     const t0 = performance.now()
     db.transaction(() => runSteps(steps, run(sqliteDialect)))()

@@ -16,6 +16,7 @@ import { type Sink, startSink } from '../support/sink-server'
 import {
   anything,
   expectClearErrors,
+  HANG_MS,
   jsonAnything,
   mutated,
   outcome,
@@ -163,7 +164,7 @@ describe('alexaTracking on a real ask-sdk-core skill under random envelopes', ()
     const paused = { ...envelope, session: { ...envelope.session, user: { userId: 'amzn1.ask.account.PAUSED' } } }
     const answer = (await trackedSkill.invoke(paused as never)) as { response: unknown }
     expect(answer.response).toEqual({})
-    expect((await tracker.flush(5_000)).pending).toBe(0)
+    expect((await tracker.flush(HANG_MS)).pending).toBe(0)
     const alexa = sink.records.filter((r) => r.platform === 'alexa')
     expect(alexa.some((r) => r.type === 'incoming')).toBe(true)
     expect(alexa.some((r) => r.type === 'outgoing')).toBe(true)
@@ -223,7 +224,7 @@ describe('voice.handler(fn) under random events', () => {
       }),
       seeded({ numRuns: RUNS }),
     )
-    await tracker.flush(5_000)
+    await tracker.flush(HANG_MS)
     expectClearErrors(reported)
   })
 })
@@ -295,7 +296,7 @@ describe('createLogForwarder under random, truncated and garbage awslogs payload
       seeded({ numRuns: RUNS }),
     )
     expect([...kinds].sort()).toEqual(['forwarded', 'nothing', 'rejected'])
-    expect((await tracker.flush(5_000)).pending).toBe(0)
+    expect((await tracker.flush(HANG_MS)).pending).toBe(0)
     expectClearErrors(reported)
     expect(reported.some((e) => e.code === 'invalid_log_line')).toBe(true)
   })

@@ -17,6 +17,7 @@ import { seeded } from '../support/fuzz-seed'
 import { type Sink, startSink } from '../support/sink-server'
 import {
   expectClearErrors,
+  HANG_MS,
   jsonAnything,
   mutated,
   post,
@@ -196,7 +197,7 @@ describe.skipIf(SDK_UNSUPPORTED)('kikTracking under random signed webhooks (real
       seeded({ numRuns: RUNS }),
     )
     expect(held).toBeGreaterThan(0)
-    expect((await tracker.flush(5_000)).pending).toBe(0)
+    expect((await tracker.flush(HANG_MS)).pending).toBe(0)
     expectClearErrors(reported)
     const kikRecords = sink.records.filter((r) => r.platform === 'kik')
     expect(kikRecords.some((r) => r.type === 'incoming')).toBe(true)

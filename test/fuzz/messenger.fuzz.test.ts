@@ -19,6 +19,7 @@ import { type Sink, startSink } from '../support/sink-server'
 import {
   anything,
   expectClearErrors,
+  HANG_MS,
   jsonAnything,
   type LocalServer,
   localApi,
@@ -160,7 +161,7 @@ describe('messengerWebhook under random bodies (real Express app)', () => {
     // Express's own errors (400 for bytes that are not JSON) are the same count; none is ours.
     expect(tracked.errors.length).toBe(control.errors.length)
     expect(tracked.handlerRuns).toBeLessThanOrEqual(control.handlerRuns)
-    const flushed = await tracker.flush(5_000)
+    const flushed = await tracker.flush(HANG_MS)
     expect(flushed.pending).toBe(0)
     expectClearErrors(reported)
     const incoming = sink.records.filter((r) => r.platform === 'facebook' && r.type === 'incoming')
@@ -268,7 +269,7 @@ describe('MessengerMiddleware under random activities (real botbuilder TestAdapt
     expect(tracked.log.turnErrors).toEqual(control.log.turnErrors)
     expect(pausedSkips).toBeGreaterThan(0)
     expect(tracked.log.runs).toBeGreaterThan(0)
-    await tracker.flush(5_000)
+    await tracker.flush(HANG_MS)
     expectClearErrors(reported)
     watchdog.check()
   })
@@ -322,7 +323,7 @@ describe('trackedSendApi under random messages and random Graph API answers', ()
     )
     expect(seen.has('ok')).toBe(true)
     expect(seen.has('MessengerSendError')).toBe(true)
-    const flushed = await tracker.flush(5_000)
+    const flushed = await tracker.flush(HANG_MS)
     expect(flushed.pending).toBe(0)
     expectClearErrors(reported)
     for (const r of sink.records.filter((x) => x.platform === 'facebook' && x.type === 'outgoing'))

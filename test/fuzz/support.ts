@@ -61,6 +61,12 @@ export function watchProcess(): Watchdog {
  */
 const HANG_FLOOR_MS = 60_000
 
+/**
+ * A budget that only a hang exhausts (`tracker.flush(HANG_MS)` before asserting nothing is
+ * pending): delivering a storm's records to the local sink takes seconds on a loaded machine.
+ */
+export const HANG_MS = HANG_FLOOR_MS
+
 /** Settles like `work`, or rejects with a "hang" error after `ms` (never less than a minute). */
 export async function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   const limit = Math.max(ms, HANG_FLOOR_MS)

@@ -22,7 +22,10 @@ const short: SuiteOptions = {
   childTimeoutMs: 110_000,
 }
 
-describe('resilience harness (universal Express bot)', () => {
+// Above the child's own hang detector, so a hung child is reported by the harness (with its
+// stderr) rather than cut off by vitest: the examples project's 60 s default is below it, and the
+// first test took 35 s of those 60 beside three CPU burners (issue 30's proof, run 1).
+describe('resilience harness (universal Express bot)', { timeout: short.childTimeoutMs + 60_000 }, () => {
   it('delivers every record once after an outage and faults, without crashing, and counts drops exactly', async () => {
     const r = await runAdapter('universal', short)
     const c = r.child

@@ -163,6 +163,9 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
         ...options.postgres,
         ...(options.sessionGapMinutes === undefined ? {} : { sessionGapMinutes: options.sessionGapMinutes }),
         ...(options.retentionZones === undefined ? {} : { retentionZones: options.retentionZones }),
+        ...(options.retentionZonesOnDemand === undefined
+          ? {}
+          : { retentionZonesOnDemand: options.retentionZonesOnDemand }),
       })),
     metrics,
   )

@@ -57,6 +57,7 @@ export {
   type OverviewReport,
   type RetentionCohort,
   type RetentionReport,
+  type RetentionZoneState,
 } from './reports/analytics-queries'
 export { FEEDBACK_EVENT, feedbackScore } from './reports/feedback-score'
 export { PERIODS, type Period } from './reports/periods'

@@ -123,6 +123,14 @@ export interface CollectorOptions {
    * is given (pass it to the store).
    */
   retentionZones?: readonly string[]
+  /**
+   * Retention: how many other zones a dashboard's request may make kept (recorded in the
+   * database, prepared in the background — the route answers 202 `{ preparing: true }` with
+   * `Retry-After` meanwhile — then kept at ingest like `retentionZones`). Beyond it, other zones
+   * are answered from users' active hours. Default 8; 0 keeps none on demand. Ignored when `store`
+   * is given (pass it to the store).
+   */
+  retentionZonesOnDemand?: number
   /** Another storage implementation (a server database); default a SQLite store on `db`. */
   store?: RecordStore
   /** Registered bots. */

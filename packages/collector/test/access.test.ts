@@ -492,7 +492,8 @@ describe('audit log and logs', () => {
       headers: { authorization: `Bearer ${token('viewer-shop')}`, 'x-request-id': 'req-123' },
     })
     expect(res.headers.get('x-request-id')).toBe('req-123')
-    await expect.poll(() => logLines.some((l) => l.includes('"reqId":"req-123"'))).toBe(true)
+    // Waits for the line; the bound only detects a hang (expect.poll's default 1 s is a speed limit under load).
+    await expect.poll(() => logLines.some((l) => l.includes('"reqId":"req-123"')), { timeout: 60_000 }).toBe(true)
     const text = logLines.join('')
     for (const secret of ['shop-key', 'other-key', PASSWORD, hash, token('viewer-shop'), METRICS, SECRET, 'app-secret'])
       expect(text).not.toContain(secret)

@@ -146,13 +146,22 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
         newUsers: 1,
         returningUsers: 1,
         sessions: 2,
+        // Conversations count in the range they started in: cy's; ada's thread began in week 1.
+        conversations: 1,
         handoffs: 0,
         containmentRate: 1,
         feedback: { count: 0, average: null },
       })
       // Kolkata's week 2 starts at Sunday 18:30 UTC: eve is in it, new.
       const ist = await store.overview({ from: T + 7 * DAY - IST, to: T + 14 * DAY - IST, tz: 'Asia/Kolkata' })
-      expect(ist).toMatchObject({ users: 3, newUsers: 2, returningUsers: 1, sessions: 3, messages: 3 })
+      expect(ist).toMatchObject({
+        users: 3,
+        newUsers: 2,
+        returningUsers: 1,
+        sessions: 3,
+        messages: 3,
+        conversations: 2,
+      })
       // Days start at local midnight: eve's and cy's messages fall on Kolkata's Monday and Tuesday.
       expect(ist.days.map((d) => [d.t, d.messages])).toEqual([
         [T + 7 * DAY - IST, 1],
@@ -209,6 +218,13 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
           now: T + 30 * DAY,
         }),
       ).toEqual(ist)
+      // Kept on demand, once prepared, from the cohort table: the same answer, by day too (exact at the half hour).
+      await store.retentionZoneReady?.('Asia/Calcutta')
+      expect(await store.retentionZone?.('Asia/Calcutta')).toMatchObject({ kept: 'demand', ready: true })
+      const inIst = (tz: string, period: 'week' | 'day') =>
+        store.retention({ from: T - IST, to: T + 21 * DAY - IST, tz, period, now: T + 30 * DAY })
+      for (const period of ['week', 'day'] as const)
+        expect(await inIst('Asia/Calcutta', period), period).toEqual(await inIst('Asia/Kolkata', period))
     })
 
     it('retention across a DST change: Europe/Berlin days and weeks, kept and answered from hours', async () => {
@@ -239,6 +255,11 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
           { start: at('2026-03-22T23:00:00Z'), users: 2, active: [2, 2] },
         ])
       }
+      // Amsterdam kept on demand: prepared, its cohort table gives the same answer across the DST change.
+      await store.retentionZoneReady?.('Europe/Amsterdam')
+      expect((await store.retention({ ...range, tz: 'Europe/Amsterdam', period: 'day' })).cohorts).toEqual(
+        (await store.retention({ ...range, tz: 'Europe/Berlin', period: 'day' })).cohorts,
+      )
       // In UTC both were first seen on Saturday 28th; fay came back on the 29th, gus on the 30th.
       const utc = { from: at('2026-03-28T00:00:00Z'), to: at('2026-03-31T00:00:00Z'), now: T + 60 * DAY, tz: 'UTC' }
       expect((await store.retention({ ...utc, period: 'day' })).cohorts).toEqual([
@@ -249,7 +270,17 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
     it('erasure takes a user’s sessions, handoff and feedback out; retention sweeps re-derive what stays', async () => {
       const store = await make()
       await seed(store)
+      // A zone kept on demand (Kolkata under its other name) follows erasure and retention like the kept one.
+      await store.retentionZoneReady?.('Asia/Calcutta')
+      const sameAsKept = async () => {
+        for (const period of ['day', 'week', 'month'] as const)
+          expect(await store.retention({ ...ALL, tz: 'Asia/Calcutta', period, now: T + 30 * DAY }), period).toEqual(
+            await store.retention({ ...ALL, tz: 'Asia/Kolkata', period, now: T + 30 * DAY }),
+          )
+      }
+      await sameAsKept()
       await store.eraseUser('shop', 'ada')
+      await sameAsKept()
       expect(await store.overview(ALL)).toMatchObject({
         users: 4,
         sessions: 6,
@@ -264,6 +295,10 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       expect((await store.overview({ from: T, tz: 'UTC' })).users).toBe(4)
       const w1 = await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })
       expect(w1).toMatchObject({ users: 1, sessions: 1 })
+      await sameAsKept()
+      expect(
+        (await store.retention({ ...ALL, tz: 'Asia/Calcutta', period: 'week', now: T + 30 * DAY })).cohorts,
+      ).not.toEqual([])
     })
 
     it('paths: the first incoming intents of sessions, most common first, by depth', async () => {

@@ -5,12 +5,12 @@
  * retention in small steps, two writers at once, and a start with other retention zones. Run by
  * the SQLite and PostgreSQL contract files.
  */
-import type { RecordStore, StoredMessage } from '@convotrack/collector'
+import type { RecordStore, RetentionZoneState, StoredMessage, StoreOptions } from '@convotrack/collector'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Period, periodIndex, periodStart } from '../src/reports/periods'
 import { joinSessions, type SessionPoint } from '../src/reports/sessions'
 import { expectFunnelRecount } from './funnel-recount'
-import { allMessages, load, traffic } from './rollup-contract'
+import { allMessages, load, overviewRecount, traffic } from './rollup-contract'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -19,11 +19,20 @@ const GAP = 30 * 60_000
 /** Kept in the tests' stores: the cohort table answers them. Others are answered from active hours. */
 export const KEPT_ZONES = ['Asia/Kolkata', 'Europe/Berlin', 'UTC']
 
-/** Makes a store keeping `zones`' cohorts; `reopen` opens the same database again (a second writer, a restart). */
-export type RecountFactory = (zones?: readonly string[]) => Promise<{
+/** Makes a store keeping `zones`' cohorts (and `options`); `reopen` opens the same database again (a second writer, a restart). */
+export type RecountFactory = (
+  zones?: readonly string[],
+  options?: StoreOptions,
+) => Promise<{
   store: RecordStore
-  reopen?: (zones?: readonly string[]) => Promise<RecordStore>
+  reopen?: (zones?: readonly string[], options?: StoreOptions) => Promise<RecordStore>
 }>
+
+/**
+ * Zones the tests make kept on demand: Kolkata under its other name (answered from hours until
+ * then), and a half-hour zone with a DST change in the data's March.
+ */
+const ON_DEMAND = ['Asia/Calcutta', 'America/St_Johns']
 
 /** traffic() spread over seven weeks and two month ends (event time, out of arrival order). */
 function spread(n: number, seed: number, keyPrefix = 'k', threadPrefix = '') {
@@ -99,21 +108,26 @@ const RANGES = [
   { from: BASE + 2 * DAY + 5 * HOUR, to: BASE + 12 * DAY + 7 * HOUR },
 ]
 
-/** Every retention (kept zones and one that is not, each period), paths and funnel answer equals the recount. */
+/**
+ * Every retention (kept zones, one that is not, and `onDemand`: zones kept on demand, prepared),
+ * paths and funnel answer equals the recount.
+ */
 export async function expectAnalyticsRecount(
   store: RecordStore,
   ranges: ReadonlyArray<{ from: number; to: number }> = RANGES,
+  onDemand: readonly string[] = [],
 ) {
   const all = await allMessages(store)
   for (const range of ranges) {
     // Asia/Calcutta is Kolkata under another name: not kept, answered from active hours.
-    for (const tz of ['UTC', 'Europe/Berlin', 'Asia/Calcutta'])
+    for (const tz of new Set(['UTC', 'Europe/Berlin', 'Asia/Calcutta', ...onDemand]))
       for (const period of ['day', 'week', 'month'] as const) {
         const q = { ...range, tz, period }
         // Kolkata's half-hour offset against hour rows: the hours answer is exact to the hour only.
-        if (tz === 'Asia/Calcutta' && period === 'day') continue
+        if (tz === 'Asia/Calcutta' && period === 'day' && !onDemand.includes(tz)) continue
         expect(await store.retention({ ...q, now: range.to }), `${tz} ${period}`).toEqual(retentionOf(all, q))
       }
+    expect(await store.overview({ ...range, tz: 'UTC' }), 'overview').toMatchObject(overviewRecount(all, range))
     for (const depth of [1, 2, 4])
       expect(await store.paths({ ...range, depth, limit: 1000 }), `depth ${depth}`).toEqual(
         pathsOf(all, { ...range, depth }),
@@ -128,8 +142,8 @@ export function runAnalyticsRecount(name: string, factory: RecountFactory): void
     afterEach(async () => {
       for (const s of open.splice(0)) await s.close()
     })
-    const fresh = async (zones: readonly string[] = KEPT_ZONES) => {
-      const made = await factory(zones)
+    const fresh = async (zones: readonly string[] = KEPT_ZONES, options?: StoreOptions) => {
+      const made = await factory(zones, options)
       open.push(made.store)
       return made
     }
@@ -154,6 +168,72 @@ export function runAnalyticsRecount(name: string, factory: RecountFactory): void
       await expectAnalyticsRecount(store)
       while ((await store.deleteOlderThan({ before: BASE + 10 * DAY + 200_000, limit: 40 })) > 0) {}
       await expectAnalyticsRecount(store)
+    })
+
+    it('zones kept on demand: prepared chunk by chunk while ingest goes on, then through erasure and retention', async () => {
+      const items = spread(600, 15)
+      const later = items.splice(300)
+      const states: RetentionZoneState[] = []
+      // Between chunks (awaited before the next), a batch arrives: users whose chunk is done,
+      // users still to come, and, in the first batches, users new to the store.
+      const { store } = await fresh(KEPT_ZONES, {
+        retentionChunkUsers: 3,
+        onRetentionChunk: async (state) => {
+          states.push(state)
+          await load(store, later.splice(0, 25))
+        },
+      })
+      await load(store, items)
+      for (const zone of ON_DEMAND)
+        expect(await store.retentionZone?.(zone)).toEqual({ zone, kept: 'demand', ready: false, progress: 0 })
+      await Promise.all(ON_DEMAND.map((zone) => store.retentionZoneReady?.(zone)))
+      for (const zone of ON_DEMAND) {
+        const steps = states.filter((s) => s.zone === zone)
+        expect(steps.length, zone).toBeGreaterThan(3)
+        expect(steps.at(-1)).toEqual({ zone, kept: 'demand', ready: true, progress: 1 })
+        expect(await store.retentionZone?.(zone)).toEqual({ zone, kept: 'demand', ready: true, progress: 1 })
+      }
+      await load(store, later.splice(0))
+      await expectAnalyticsRecount(store, RANGES, ON_DEMAND)
+      await store.eraseUser('shop', 'u3')
+      await store.eraseUser('help', 'u5')
+      while ((await store.deleteOlderThan({ before: BASE + 10 * DAY + 200_000, limit: 40 })) > 0) {}
+      await expectAnalyticsRecount(store, RANGES, ON_DEMAND)
+    })
+
+    it('zones kept on demand are in the database: a second collector and a restart agree, the limit holds', async () => {
+      const { store, reopen } = await fresh(KEPT_ZONES, { retentionZonesOnDemand: 1, retentionChunkUsers: 2 })
+      if (!reopen) return // an in-memory database has no second collector
+      await load(store, spread(300, 16))
+      const other = await reopen(KEPT_ZONES, { retentionZonesOnDemand: 1 })
+      open.push(other)
+      // The second collector stores while the first adds and prepares the zone: whatever the
+      // interleaving, the cohorts come out exact (the second maintains the zone once it is listed).
+      await Promise.all([store.retentionZoneReady?.('Asia/Tokyo'), load(other, spread(200, 17, 'second', 'w2-'), 10)])
+      expect(await other.retentionZone?.('Asia/Tokyo')).toEqual({
+        zone: 'Asia/Tokyo',
+        kept: 'demand',
+        ready: true,
+        progress: 1,
+      })
+      // The limit is one zone: another is not kept (answered from active hours), on either collector.
+      for (const s of [store, other]) expect(await s.retentionZone?.('America/St_Johns')).toMatchObject({ kept: null })
+      await load(other, spread(100, 18, 'third', 'w3-'))
+      await expectAnalyticsRecount(store, RANGES, ['Asia/Tokyo'])
+      for (const s of [other, store]) {
+        await s.close()
+        open.splice(open.indexOf(s), 1)
+      }
+      // A zone kept on demand that the option now names becomes the option's, without a derivation.
+      const again = await reopen(['Asia/Tokyo', 'UTC'])
+      open.push(again)
+      expect(await again.retentionZone?.('Asia/Tokyo')).toEqual({
+        zone: 'Asia/Tokyo',
+        kept: 'option',
+        ready: true,
+        progress: 1,
+      })
+      await expectAnalyticsRecount(again, RANGES, ['Asia/Tokyo'])
     })
 
     it('after two writers stored at once, and after a start with other retention zones', async () => {

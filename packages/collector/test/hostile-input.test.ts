@@ -188,7 +188,10 @@ describe.each(BACKENDS)('on $name', (backend) => {
         (await track(url, UNIVERSAL_IN, { text: 'hi', userId: 'u1', platformUserJson: nested(MAX_NESTING) })).status,
       ).toBe(400)
       await readEverything(url, ids, ['u1'])
-      await expect.poll(() => stream.events.filter((e) => e.event === 'message').length).toBe(records.length)
+      // Waits for every event; the bound only detects a hang (expect.poll's default 1 s is a speed limit under load).
+      await expect
+        .poll(() => stream.events.filter((e) => e.event === 'message').length, { timeout: 60_000 })
+        .toBe(records.length)
     } finally {
       stream.close()
     }

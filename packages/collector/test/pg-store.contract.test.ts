@@ -28,11 +28,11 @@ runRollupContract('PostgreSQL', async () => {
 runAnalyticsContract('PostgreSQL', async () => ({
   store: await PgRecordStore.open(await server.createDatabase(), { retentionZones: KEPT_ZONES }),
 }))
-runAnalyticsRecount('PostgreSQL', async (zones) => {
+runAnalyticsRecount('PostgreSQL', async (zones, options) => {
   const url = await server.createDatabase()
   return {
-    store: await PgRecordStore.open(url, { retentionZones: zones ?? KEPT_ZONES }),
-    reopen: (again) => PgRecordStore.open(url, { retentionZones: again ?? KEPT_ZONES }),
+    store: await PgRecordStore.open(url, { ...options, retentionZones: zones ?? KEPT_ZONES }),
+    reopen: (again, more) => PgRecordStore.open(url, { ...more, retentionZones: again ?? KEPT_ZONES }),
   }
 })
 runSearchContract('PostgreSQL', async () => ({ store: await PgRecordStore.open(await server.createDatabase()) }))

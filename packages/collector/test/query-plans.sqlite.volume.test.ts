@@ -34,6 +34,19 @@ it('retention (a kept zone) and paths read only their summaries: nothing per use
   }
 })
 
+// Both dialects' SQL, no database.
+it('the overview counts conversations by their start hour: no read of the conversations rows of the range', async () => {
+  // The handoffs join a conversation row per operator action (by its key), never the range's.
+  const perConversation = /\bFROM\s+(convotrack_)?conversation_summaries\b/
+  for (const d of [sqliteDialect, postgresDialect]) {
+    const reads = (await dashboardReads(d, RECORDS)).filter((r) => r.name.startsWith('overview'))
+    expect(reads.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['overview', 'overview all time', 'overview bounded']),
+    )
+    for (const { name, q } of reads) expect(perConversation.test(q.sql), `${d.name} ${name}: ${q.sql}`).toBe(false)
+  }
+})
+
 describe(`query plans at ${RECORDS} records: SQLite`, () => {
   let file: string
   beforeAll(async () => {

@@ -10,8 +10,10 @@
 import type { ReadFilter } from '@convotrack/collector'
 import { funnelReport, overviewReport, pathsReport, retentionReport } from '../src/reports/analytics-queries'
 import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
+import { rebuildConversationStarts } from '../src/reports/conversation-starts'
 import type { Dialect, Query } from '../src/reports/dialect'
 import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
+import { rebuildPhraseDays } from '../src/reports/nh-phrase-days'
 import { rebuildPaths } from '../src/reports/path-prefixes'
 import { floorHour } from '../src/reports/range'
 import { rebuildReadSummaries } from '../src/reports/read-summaries'
@@ -78,7 +80,9 @@ export function seedSql(d: Dialect, records: number): string[] {
 export function derivations(d: Dialect): Steps[] {
   return [
     rebuildRollups(d),
+    rebuildConversationStarts(d),
     rebuildReadSummaries(d),
+    rebuildPhraseDays(d),
     rebuildAnalytics(d),
     rebuildSteps(d),
     rebuildUsage(d),
@@ -172,6 +176,14 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
         await usageReport(d, capture, { from, to: null, tz: 'UTC' })
         answer = kept
       }
+    // The overview of a bounded range (a week, its edges inside UTC days): users from the day and hour rows.
+    name = `overview bounded${suffix}`
+    await overviewReport(
+      d,
+      capture,
+      { ...f, from: floorHour(NOW - 20 * DAY) + 5 * HOUR, to: floorHour(NOW - 13 * DAY) + 7 * HOUR },
+      30 * 60_000,
+    )
     // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
     name = `not-handled ending in the past${suffix}`
     answer = [{ found: 1 }]

@@ -1,17 +1,20 @@
-// A database that holds history before the NotHandled phrase and segment summaries existed
-// (PostgreSQL migration 10, SQLite 8) opens with them derived from the summaries it already has:
-// the NotHandled report and the segments equal a full recount from the first read on.
+// A database that holds history before a derived summary existed opens with it derived from the
+// summaries it already has, and the reports equal a full recount from the first read on: the
+// NotHandled phrase and segment summaries (PostgreSQL migration 10, SQLite 8); the conversation
+// starts and NotHandled phrase days (PostgreSQL 14, SQLite 12).
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
+import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import { READ_SUMMARIES } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
+import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const HOUR = 3_600_000
@@ -22,6 +25,7 @@ async function expectDerived(upgraded: RecordStore) {
   try {
     expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
     expect((await upgraded.segments({})).length).toBeGreaterThan(0)
+    expect((await upgraded.overview({})).conversations).toBeGreaterThan(0)
     await expectMatchesRecount(upgraded)
     await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
     await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
@@ -33,20 +37,31 @@ async function expectDerived(upgraded: RecordStore) {
   }
 }
 
-describe('upgrading to the NotHandled phrase and segment summaries', () => {
-  it('SQLite: migration 8 derives them from the stored summaries', async () => {
+/** The summaries a step derives, and its number on each database. */
+const STEPS = [
+  { name: 'NotHandled phrases and segments', tables: READ_SUMMARIES, sqlite: 8, postgres: 10 },
+  {
+    name: 'conversation starts and NotHandled phrase days',
+    tables: [CONVERSATION_STARTS, NH_PHRASE_DAYS],
+    sqlite: 12,
+    postgres: 14,
+  },
+]
+
+describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres }) => {
+  it(`SQLite: migration ${sqlite} derives them from the stored summaries`, async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-read-summaries-')), 'old.db')
     const store = new SqliteRecordStore(file)
     await load(store, traffic(400, 11))
     await store.eraseUser('shop', 'u4')
     await store.close()
     // As a file of the version before: without the tables (a later open makes them again).
-    const db = new Database(file)
-    for (const spec of READ_SUMMARIES) db.exec(`DROP TABLE ${spec.name}`)
-    // Step 8 alone, as the file before it would run it (later steps are there already).
+    const db = openKeptSqlite(file)
+    for (const spec of tables) db.exec(`DROP TABLE ${spec.name}`)
+    // The step alone, as the file before it would run it (later steps are there already).
     const latest = Number(db.pragma('user_version', { simple: true }))
-    db.exec('PRAGMA user_version = 7')
-    const step = SQLITE_MIGRATIONS.filter((m) => m.version === 8)
+    db.exec(`PRAGMA user_version = ${sqlite - 1}`)
+    const step = SQLITE_MIGRATIONS.filter((m) => m.version === sqlite)
     expect(
       migrateSqlite(
         db,
@@ -59,7 +74,7 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
         },
         step,
       ),
-    ).toEqual([8])
+    ).toEqual([sqlite])
     db.exec(`PRAGMA user_version = ${latest}`)
     db.close()
     await expectDerived(new SqliteRecordStore(file))
@@ -74,7 +89,7 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
       await server?.destroy()
     })
 
-    it('migration 10 derives them from the stored summaries', async () => {
+    it(`migration ${postgres} derives them from the stored summaries`, async () => {
       const url = await server.createDatabase()
       const store = await PgRecordStore.open(url, { listen: false })
       await load(store, traffic(400, 11))
@@ -83,8 +98,8 @@ describe('upgrading to the NotHandled phrase and segment summaries', () => {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
       try {
-        for (const spec of READ_SUMMARIES) await client.query(`DROP TABLE convotrack_${spec.name}`)
-        await client.query('DELETE FROM convotrack_migrations WHERE version = 10')
+        for (const spec of tables) await client.query(`DROP TABLE convotrack_${spec.name}`)
+        await client.query('DELETE FROM convotrack_migrations WHERE version = $1', [postgres])
       } finally {
         await client.end()
       }

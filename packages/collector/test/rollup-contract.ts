@@ -242,6 +242,26 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
     .map(({ lastId: _, ...c }) => c)
 }
 
+/**
+ * The overview's users and conversations, recounted over the range widened to whole hours: users
+ * with a message in it; threads (events make none) whose first message is in it.
+ */
+export function overviewRecount(all: StoredMessage[], filter: ReadFilter): { users: number; conversations: number } {
+  const from = Math.floor((filter.from ?? 0) / HOUR) * HOUR
+  const to = filter.to === undefined || filter.to === null ? null : Math.ceil(filter.to / HOUR) * HOUR
+  const within = (t: number) => t >= from && (to === null || t < to)
+  const firsts = new Map<string, number>()
+  const users = new Set<string>()
+  for (const m of all) {
+    if (filter.bot !== undefined && m.bot !== filter.bot) continue
+    if (m.userId !== '' && within(m.ts)) users.add(`${m.bot}/${m.userId}`)
+    if (m.direction === 'event') continue
+    const k = `${m.bot}/${m.thread}`
+    firsts.set(k, Math.min(m.ts, firsts.get(k) ?? m.ts))
+  }
+  return { users: users.size, conversations: [...firsts.values()].filter(within).length }
+}
+
 /** A token count the usage report believes: 0 … 10¹² (a sum of larger ones would overflow). */
 const believed = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1e12
 
@@ -338,6 +358,7 @@ export async function expectMatchesRecount(store: RecordStore, filter: ReadFilte
   }
   const seg = (await store.segments(filter)).find((s) => s.field === 'locale')
   expect(Object.fromEntries((seg?.values ?? []).map((v) => [v.value, v.users]))).toEqual(Object.fromEntries(locales))
+  expect(await store.overview(filter)).toMatchObject(overviewRecount(all, filter))
   if (filter.from === undefined && filter.to === undefined && filter.bot === undefined) {
     const nhIds = new Set(nhInputs(all).map((m) => m.id))
     const convs = await store.conversations({ limit: 5000 })

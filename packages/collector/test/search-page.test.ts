@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import type { Exec } from '../src/reports/report-queries'
 import { type SearchPlan, searchPage } from '../src/reports/search-page'
+import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 import { newestFirst, type SentText, storeSearchHistory } from './support/search-history'
 
@@ -76,7 +76,7 @@ describe('search pages by steps', () => {
     await storeSearchHistory(pgStore, T)
     await lite.close()
     await pgStore.close()
-    const db = new Database(file, { readonly: true })
+    const db = openKeptSqlite(file, { readonly: true })
     const client = new pg.Client({ connectionString: url })
     await client.connect()
     try {

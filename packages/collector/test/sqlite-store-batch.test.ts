@@ -2,11 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { normalizeRecord, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { batchBodySpans } from '../src/http/batch-body-spans'
-
-const keep: object[] = []
+import { openKeptSqlite } from './support/kept-sqlite'
 
 const record = (text: string, idempotencyKey?: string, bot = 'b') => ({
   bot,
@@ -70,8 +68,7 @@ describe('SqliteRecordStore.addMany and idempotency keys', () => {
     const dir = mkdtempSync(join(tmpdir(), 'convotrack-migrate-'))
     try {
       const file = join(dir, 'old.db')
-      const old = new Database(file)
-      keep.push(old) // not finalized while the worker exits: see `kept` in sqlite-store.ts (Node 24)
+      const old = openKeptSqlite(file)
       old.exec(`CREATE TABLE records (id INTEGER PRIMARY KEY, bot TEXT NOT NULL, platform TEXT NOT NULL, type TEXT NOT NULL,
         v TEXT NOT NULL, received_at INTEGER NOT NULL, raw TEXT NOT NULL);
         INSERT INTO records (bot, platform, type, v, received_at, raw) VALUES ('b', 'universal', 'incoming', '11.1.0-rest', 1, '{}');`)

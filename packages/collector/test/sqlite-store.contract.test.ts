@@ -27,14 +27,14 @@ runRollupContract('SQLite file', async () => {
 runAnalyticsContract('SQLite in memory', async () => ({
   store: new SqliteRecordStore(':memory:', { retentionZones: KEPT_ZONES }),
 }))
-runAnalyticsRecount('SQLite in memory', async (zones) => ({
-  store: new SqliteRecordStore(':memory:', { retentionZones: zones ?? KEPT_ZONES }),
+runAnalyticsRecount('SQLite in memory', async (zones, options) => ({
+  store: new SqliteRecordStore(':memory:', { ...options, retentionZones: zones ?? KEPT_ZONES }),
 }))
-runAnalyticsRecount('SQLite file', async (zones) => {
+runAnalyticsRecount('SQLite file', async (zones, options) => {
   const file = join(dir, `a${++n}.db`)
   return {
-    store: new SqliteRecordStore(file, { retentionZones: zones ?? KEPT_ZONES }),
-    reopen: async (again) => new SqliteRecordStore(file, { retentionZones: again ?? KEPT_ZONES }),
+    store: new SqliteRecordStore(file, { ...options, retentionZones: zones ?? KEPT_ZONES }),
+    reopen: async (again, more) => new SqliteRecordStore(file, { ...more, retentionZones: again ?? KEPT_ZONES }),
   }
 })
 runSearchContract('SQLite in memory', async () => ({ store: new SqliteRecordStore(':memory:') }))

@@ -5,13 +5,13 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate, PG_MIGRATIONS } from '../src/store/postgres/pg-migrations'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectAnalyticsRecount } from './analytics-recount'
 import { expectMatchesRecount } from './rollup-contract'
+import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const T0 = Date.UTC(2026, 0, 5, 10)
@@ -51,7 +51,7 @@ function insertOld(exec: (sql: string, params: unknown[]) => unknown, table: (n:
 describe('upgrading a database made before the report summaries', () => {
   it('SQLite: migration 2 derives the summaries; messages keep their time as event and receive time', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-upgrade-')), 'old.db')
-    const db = new Database(file)
+    const db = openKeptSqlite(file)
     migrateSqlite(
       db,
       (v) => v,
@@ -84,7 +84,7 @@ describe('upgrading a database made before the report summaries', () => {
     } finally {
       await again.close()
     }
-    const check = new Database(file, { readonly: true })
+    const check = openKeptSqlite(file, { readonly: true })
     expect(check.prepare('PRAGMA user_version').pluck().get()).toBe(SQLITE_MIGRATIONS.at(-1)?.version)
     check.close()
   })
@@ -155,7 +155,7 @@ const ANSWERS: Array<[number, number]> = [
 describe('upgrading a store whose usage report read one row per conversation-hour', () => {
   it('SQLite: migration 10 derives the hours and first answers from the usage summary', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-upgrade-usage-')), 'old.db')
-    const db = new Database(file)
+    const db = openKeptSqlite(file)
     migrateSqlite(
       db,
       (v) => v,

@@ -42,7 +42,7 @@ async function load() {
       tile('New users', 'newUsers', o.newUsers),
       tile('Returning users', 'returningUsers', o.returningUsers),
       tile('Sessions', 'sessions', o.sessions, sparkline(days, 'sessions')),
-      tile('Conversations', 'conversations', o.conversations),
+      tile('New conversations', 'conversations', o.conversations),
       tile('Messages', 'messages', o.messages, sparkline(days, 'messages')),
       tile('Incoming', 'incoming', o.incoming, sparkline(days, 'incoming')),
       tile('Outgoing', 'outgoing', o.outgoing, sparkline(days, 'outgoing')),

@@ -1,10 +1,43 @@
 // Retention: users first seen in each day / week / month of the range, and how many of them
 // were active 0, 1, 2… periods later.
-import { getJson } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
+import { timeZone } from '../lib/range.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 
 let period = 'week'
+/** The pending re-ask while the zone's cohorts are prepared (a new load replaces it). */
+let retry
+
+/** The report; 202 while a zone kept on demand is prepared (`Retry-After` says when to ask again). */
+async function fetchReport() {
+  const res = await fetch(`api/reports/retention${reportQuery({ period })}`)
+  const body = await res.json().catch(() => ({}))
+  if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`)
+  return { body, retryS: Number(res.headers.get('Retry-After')) || 2 }
+}
+
+/** Shown instead of the table while the zone's cohorts are derived from the stored history. */
+function preparing(r, retryS) {
+  const pct = Math.floor((r.progress ?? 0) * 100)
+  $('#retention').replaceChildren(
+    h(
+      'tbody',
+      {},
+      h(
+        'tr',
+        {},
+        h(
+          'td',
+          { class: 'empty', 'data-testid': 'retention-preparing' },
+          `Preparing the cohorts for ${r.tz ?? timeZone()} (${pct} %): the first time a time zone is asked for, `,
+          'its history is counted in the background. This table fills in when it is done.',
+        ),
+      ),
+    ),
+  )
+  // Reported like a refresh's: a failed re-ask waits for the next load.
+  retry = setTimeout(() => load().catch(() => {}), retryS * 1000)
+}
 
 const label = (t) =>
   new Date(t).toLocaleDateString([], {
@@ -15,7 +48,10 @@ const label = (t) =>
   })
 
 async function load() {
-  const r = await getJson(`api/reports/retention${reportQuery({ period })}`)
+  clearTimeout(retry)
+  const { body: r, retryS } = await fetchReport()
+  $('#retention-csv').replaceChildren(csvLink('api/reports/retention', 'retention', { period }))
+  if (r.preparing) return preparing(r, retryS)
   const width = Math.max(1, ...r.cohorts.map((c) => c.active.length))
   const head = h(
     'tr',
@@ -57,7 +93,6 @@ async function load() {
         : [h('tr', {}, h('td', { colspan: width + 2, class: 'empty' }, 'No new users in this range.'))],
     ),
   )
-  $('#retention-csv').replaceChildren(csvLink('api/reports/retention', 'retention', { period }))
 }
 
 for (const b of document.querySelectorAll('[data-period]'))

@@ -5,12 +5,21 @@
  */
 import type { Request, Router } from 'express'
 import { RequestError } from '../errors'
-import { type FunnelStep, FunnelStepsError, PATH_DEPTH_LIMIT, parseFunnelSteps } from '../reports/analytics-queries'
+import {
+  type FunnelStep,
+  FunnelStepsError,
+  PATH_DEPTH_LIMIT,
+  parseFunnelSteps,
+  type RetentionReport,
+} from '../reports/analytics-queries'
 import { PERIODS, type Period } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
 import type { RecordStore } from '../store/store'
 import { col, intParam, isoTime, readOf, sendReport } from './read-params'
+
+/** Seconds a client waits before asking again for a retention zone being prepared. */
+export const PREPARING_RETRY_S = 2
 
 /** Distinct NotHandled inputs the clusters are made of: the range's most frequent. */
 export const CLUSTER_PHRASES = 1_000
@@ -58,7 +67,13 @@ export function analyticsRoutes(api: Router, store: RecordStore): void {
   api.get('/reports/retention', async (req, res) => {
     const period = periodOf(req)
     const filter = readOf(req, res)
-    const report = await store.retention({ ...filter, period, now: Date.now() })
+    // A zone not kept yet becomes kept on demand: 202 until its cohorts are prepared.
+    const zone = await store.retentionZone?.(filter.tz ?? 'UTC')
+    const report: RetentionReport =
+      zone && zone.kept !== null && !zone.ready
+        ? { period, cohorts: [], preparing: true, progress: zone.progress }
+        : await store.retention({ ...filter, period, now: Date.now() })
+    if (report.preparing) res.status(202).setHeader('Retry-After', String(PREPARING_RETRY_S))
     const width = Math.max(0, ...report.cohorts.map((c) => c.active.length))
     sendReport(req, res, 'retention', { from: filter.from, to: filter.to, tz: filter.tz, ...report }, report.cohorts, [
       col('start', (c) => isoTime(c.start)),

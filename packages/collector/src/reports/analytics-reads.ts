@@ -8,6 +8,7 @@ import { clampLimit } from '../store/store-rows'
 import { funnelReport, overviewReport, pathsReport, retentionReport } from './analytics-queries'
 import type { Dialect } from './dialect'
 import type { Exec } from './report-queries'
+import { readyZones } from './retention-zone-demand'
 import { searchPage } from './search-page'
 
 /** The analytics reads of a store. */
@@ -16,7 +17,8 @@ export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'searc
 export function analyticsReads(d: Dialect, exec: Exec, gapMs: number, zones: readonly string[]): AnalyticsReads {
   return {
     overview: (filter) => overviewReport(d, exec, filter, gapMs),
-    retention: (filter) => retentionReport(d, exec, filter, zones),
+    // The option's zones and the prepared ones kept on demand (read per request: another collector may have prepared one).
+    retention: async (filter) => retentionReport(d, exec, filter, await readyZones(d, exec, zones)),
     paths: (filter) => pathsReport(d, exec, filter),
     funnel: (filter) => funnelReport(d, exec, filter),
     search: (filter) => searchPage(d, exec, { ...filter, limit: clampLimit(filter.limit, 50) }),

@@ -59,6 +59,24 @@ export interface RetentionCohort {
 export interface RetentionReport {
   period: Period
   cohorts: RetentionCohort[]
+  /**
+   * Set (true) by `GET /api/reports/retention` (202, `Retry-After`) while the zone's cohorts are
+   * being prepared: a zone kept on demand since this or an earlier request; `cohorts` is empty.
+   */
+  preparing?: boolean
+  /** While preparing: the share of users derived so far, 0 … 1. */
+  progress?: number
+}
+
+/** Whether and how a zone's cohorts are kept (`GET /api/reports/retention?tz=`). */
+export interface RetentionZoneState {
+  zone: string
+  /** `option`: in `retentionZones`; `demand`: kept since a dashboard asked for it; null: not kept (the on-demand limit is reached). */
+  kept: 'option' | 'demand' | null
+  /** Its cohort table is complete (a zone kept on demand is prepared in the background first). */
+  ready: boolean
+  /** Share of the users derived so far, 0 … 1 (1 when ready). */
+  progress: number
 }
 
 /** One path of the paths report: the first intents of sessions, and how many sessions began so. */

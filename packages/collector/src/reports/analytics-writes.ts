@@ -11,7 +11,7 @@ import { addSpans, rebuildSpans, recountSpans, STEP_SPANS, spanUpserts } from '.
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
-import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention } from './retention-cohorts'
+import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention, ZONE_LIST_LOCK } from './retention-cohorts'
 import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
 import { deleteKeysQueries, dropEmptyQueries, type RollupRow, upsertQueries } from './rollup-tables'
 import { rollupMessage, type Steps } from './rollup-writes'
@@ -64,9 +64,11 @@ export function* lockUsers(d: Dialect, keys: readonly string[]): Steps {
   if (d.name !== 'postgres' || keys.length === 0) return
   // In key order: writers lock in the same order (no deadlock).
   yield {
-    sql: 'SELECT count(pg_advisory_xact_lock(hashtextextended(k, 28))) AS n FROM unnest(?::text[]) AS k',
+    // The zone list's lock first (shared, a one-time filter): see ZONE_LIST_LOCK.
+    sql: `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 28))) AS n FROM unnest(?::text[]) AS k
+      WHERE (SELECT count(pg_advisory_xact_lock_shared(?::bigint))) = 1`,
     // PostgreSQL text holds no U+0000: the key's separator becomes U+001F.
-    params: [keys.map((k) => k.replaceAll(sep, '\u001f')).sort()],
+    params: [keys.map((k) => k.replaceAll(sep, '\u001f')).sort(), ZONE_LIST_LOCK],
   }
 }
 

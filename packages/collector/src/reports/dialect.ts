@@ -6,6 +6,9 @@
  */
 
 /** A statement with `?` placeholders and its parameters. */
+/** A row as the database answers it. */
+export type Row = Record<string, unknown>
+
 export interface Query {
   sql: string
   params: unknown[]

@@ -13,14 +13,14 @@ import type {
   TimelineBucket,
 } from '../store/store'
 import { eventsReport, topSegments } from '../store/store-rows'
-import type { Dialect, Query } from './dialect'
+import type { Dialect, Query, Row } from './dialect'
 import { fineTimelineQuery, scopeSql } from './message-queries'
+import { openPhraseRows } from './nh-phrase-days'
 import { dayStart, HOUR_MS, hourRange } from './range'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
 import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED } from './rollup-tables'
 
-/** A row as the database answers it. */
-export type Row = Record<string, unknown>
+export type { Row } from './dialect'
 /** Runs one statement (with `?` placeholders) and gives its rows. */
 export type Exec = (q: Query) => Promise<Row[]>
 
@@ -92,11 +92,10 @@ export async function notHandledReport(
   let rows: Row[]
   if (hours.to === null || !(await inputsFrom(d, exec, filter, hours.to))) {
     const params: unknown[] = []
-    const open = { ...filter, to: null }
     rows = await exec({
       sql: `SELECT phrase, min(text) AS text, sum(n) AS n, sum(users) AS users, max(last_ts) AS last_ts,
           ${d.distinctList('bot')} AS bots
-        FROM ${d.table(NH_PHRASES.name)} ${where(d, open, params)}
+        FROM ${openPhraseRows(d, filter, params)}
         GROUP BY phrase HAVING sum(n) > 0 ORDER BY n DESC, last_ts DESC, phrase LIMIT ${lines}`,
       params,
     })

@@ -10,6 +10,7 @@
 import type { Dialect } from './dialect'
 import { PERIODS, type Period, periodIndex, periodStart } from './periods'
 import type { Exec, Row } from './report-queries'
+import { deriveZone } from './retention-derive'
 import { addRow, type Deltas } from './rollup-delta'
 import {
   deleteKeysQueries,
@@ -42,8 +43,18 @@ export const COHORTS: RollupSpec = {
   live: ['users'],
 }
 
-/** The zones the tables above hold (a changed `retentionZones` derives them again at start). */
+/**
+ * The zones the tables above hold: the option's (a changed `retentionZones` syncs them at start)
+ * and those kept on demand (retention-zone-demand.ts). Every writer maintains every zone listed.
+ */
 export const RETENTION_ZONES_TABLE = 'retention_zones'
+
+/**
+ * Advisory lock key (PostgreSQL) guarding the zone list: ingest and erasure hold it shared from
+ * before they lock their users until they commit; adding a zone takes it exclusively, so no
+ * writer that read the list without the new zone is still running when the zone's chunks begin.
+ */
+export const ZONE_LIST_LOCK = 0x637a6f6e // "czon"
 
 /** CREATE TABLE / INDEX of the retention summaries. */
 export function retentionDdl(d: Dialect): string {
@@ -84,10 +95,26 @@ function shareOf(starts: readonly number[]): Array<[cohort: number, active: numb
   return starts.map((s) => [cohort, s])
 }
 
-/** `zone␀kind␀start` of each period `ts` falls in, for every kept zone and kind. */
+/** Every zone's offset is a multiple of 15 minutes, so its periods' edges are too. */
+const SLOT_MS = 15 * 60_000
+const slotKeys = new Map<string, string[]>()
+
+/**
+ * `zone␀kind␀start` of each period `ts` falls in, for every kept zone and kind. Memoised per zone
+ * and 15-minute slot: a zone's rules cost microseconds per call, and a batch's messages share slots.
+ */
 function periodKeys(ts: number, zones: readonly string[], into: Set<string>): void {
-  for (const zone of zones)
-    for (const kind of PERIODS) into.add(`${zone}${sep}${kind}${sep}${periodStart(zone, ts, kind)}`)
+  const slot = Math.floor(ts / SLOT_MS) * SLOT_MS
+  for (const zone of zones) {
+    const memo = `${zone}${sep}${slot}`
+    let keys = slotKeys.get(memo)
+    if (!keys) {
+      keys = PERIODS.map((kind) => `${zone}${sep}${kind}${sep}${periodStart(zone, slot, kind)}`)
+      if (slotKeys.size > 100_000) slotKeys.clear()
+      slotKeys.set(memo, keys)
+    }
+    for (const k of keys) into.add(k)
+  }
 }
 
 type User = { bot: string; userId: string }
@@ -95,18 +122,29 @@ const userKey = (u: User) => `${u.bot}${sep}${u.userId}`
 const byKey = (a: User, b: User) =>
   a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0
 
-/** The stored periods of these users (callers hold their locks), by user key. */
-function* storedPeriods(d: Dialect, users: readonly User[]): Steps<Map<string, Set<string>>> {
+/**
+ * The stored periods of these users (callers hold their locks), by user key, and every zone kept
+ * (`option`, and those in the zones table: kept on demand, read in the writer's transaction).
+ */
+function* storedPeriods(
+  d: Dialect,
+  users: readonly User[],
+  option: readonly string[],
+): Steps<{ periods: Map<string, Set<string>>; zones: readonly string[] }> {
   const table = d.table(USER_PERIODS.name)
+  const listed = `SELECT NULL AS bot, NULL AS user_id, zone, NULL AS kind, NULL AS period_start FROM ${d.table(RETENTION_ZONES_TABLE)}`
   // Row lists may be long (a rebuild's page of users): no spreading them into a call.
   let stored: Row[] = []
   if (d.multiRow)
+    // One round trip: the zones listed come as rows without a user.
     stored = yield {
       sql: `SELECT p.bot, p.user_id, p.zone, p.kind, p.period_start
-          FROM unnest(?::text[], ?::text[]) AS u (bot, user_id) JOIN ${table} p ON p.bot = u.bot AND p.user_id = u.user_id`,
+          FROM unnest(?::text[], ?::text[]) AS u (bot, user_id) JOIN ${table} p ON p.bot = u.bot AND p.user_id = u.user_id
+          UNION ALL ${listed}`,
       params: [users.map((u) => u.bot), users.map((u) => u.userId)],
     }
-  else
+  else {
+    stored = yield { sql: listed, params: [] }
     for (const u of users) {
       const rows: Row[] = yield {
         sql: `SELECT bot, user_id, zone, kind, period_start FROM ${table} WHERE bot = ? AND user_id = ?`,
@@ -114,17 +152,23 @@ function* storedPeriods(d: Dialect, users: readonly User[]): Steps<Map<string, S
       }
       for (const r of rows) stored.push(r)
     }
-  const out = new Map<string, Set<string>>()
+  }
+  const periods = new Map<string, Set<string>>()
+  const zones = new Set(option)
   for (const r of stored) {
+    if (r.bot === null || r.bot === undefined) {
+      zones.add(String(r.zone))
+      continue
+    }
     const k = `${String(r.bot)}${sep}${String(r.user_id)}`
-    let set = out.get(k)
+    let set = periods.get(k)
     if (!set) {
       set = new Set()
-      out.set(k, set)
+      periods.set(k, set)
     }
     set.add(`${String(r.zone)}${sep}${String(r.kind)}${sep}${Number(r.period_start)}`)
   }
-  return out
+  return { periods, zones: [...zones].sort() }
 }
 
 /**
@@ -186,43 +230,45 @@ function* moveShares(
 
 /**
  * After messages were stored: adds the periods they fall in to their users' (callers hold the
- * users' locks) and moves each user whose periods changed in the cohort table.
+ * users' locks) and moves each user whose periods changed in the cohort table, in every kept zone.
  */
 export function* applyRetention(d: Dialect, changes: readonly UserChange[], zones: readonly string[]): Steps {
-  const fresh = new Map<string, User & { keys: Set<string> }>()
+  const fresh = new Map<string, User & { times: number[] }>()
   for (const c of changes) {
     if (c.userId === '') continue
     const k = `${c.bot}${sep}${c.userId}`
     let u = fresh.get(k)
     if (!u) {
-      u = { bot: c.bot, userId: c.userId, keys: new Set() }
+      u = { bot: c.bot, userId: c.userId, times: [] }
       fresh.set(k, u)
     }
-    periodKeys(c.ts, zones, u.keys)
+    u.times.push(c.ts)
   }
   if (fresh.size === 0) return
   const users = [...fresh.values()].sort(byKey)
-  const stored = yield* storedPeriods(d, users)
+  const stored = yield* storedPeriods(d, users, zones)
   yield* moveShares(
     d,
     users.map((u) => {
-      const had = stored.get(userKey(u)) ?? new Set<string>()
-      return { ...u, had, now: new Set([...had, ...u.keys]) }
+      const had = stored.periods.get(userKey(u)) ?? new Set<string>()
+      const now = new Set(had)
+      for (const t of u.times) periodKeys(t, stored.zones, now)
+      return { bot: u.bot, userId: u.userId, had, now }
     }),
-    zones,
+    stored.zones,
   )
 }
 
 /**
  * After messages were deleted (erasure, retention): each touched user's periods are derived
- * again from their remaining messages.
+ * again from their remaining messages, in every kept zone.
  */
 export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zones: readonly string[]): Steps {
   const touched = new Map<string, User>()
   for (const c of doomed) if (c.userId !== '') touched.set(userKey(c), { bot: c.bot, userId: c.userId })
   if (touched.size === 0) return
   const users = [...touched.values()].sort(byKey)
-  const stored = yield* storedPeriods(d, users)
+  const stored = yield* storedPeriods(d, users, zones)
   const moved: Array<User & { had: Set<string>; now: Set<string> }> = []
   for (const u of users) {
     const rows: Row[] = yield {
@@ -230,45 +276,24 @@ export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zo
       params: [u.bot, u.userId],
     }
     const now = new Set<string>()
-    for (const r of rows) periodKeys(Number(r.ts), zones, now)
-    moved.push({ ...u, had: stored.get(userKey(u)) ?? new Set(), now })
+    for (const r of rows) periodKeys(Number(r.ts), stored.zones, now)
+    moved.push({ ...u, had: stored.periods.get(userKey(u)) ?? new Set(), now })
   }
-  yield* moveShares(d, moved, zones)
+  yield* moveShares(d, moved, stored.zones)
 }
 
-/** Messages read per step of a rebuild. */
-const REBUILD_PAGE = 5_000
-
 /**
- * Derives the retention summaries of `zones` from the stored messages (the migration, and a start
- * whose `retentionZones` differ from the ones the tables hold); records the zones.
+ * Derives the retention summaries of `zones` from the stored messages, set-based (a statement per
+ * zone and table: retention-derive.ts, the same code that prepares a zone kept on demand chunk by
+ * chunk); records the zones as the option's.
  */
 export function* rebuildRetention(d: Dialect, zones: readonly string[]): Steps {
   for (const t of [USER_PERIODS.name, COHORTS.name, RETENTION_ZONES_TABLE])
     yield { sql: `DELETE FROM ${d.table(t)}`, params: [] }
-  // In arrival order, a page at a time: a user's share is moved exactly whatever the order.
-  for (let after = 0; ; ) {
-    const page = yield {
-      sql: `SELECT id, bot, user_id, ts FROM ${d.table('messages')} WHERE id > ? ORDER BY id LIMIT ${REBUILD_PAGE}`,
-      params: [after],
-    }
-    if (page.length === 0) break
-    after = Number(page[page.length - 1]?.id)
-    yield* applyRetention(
-      d,
-      page.map((r) => ({ bot: String(r.bot), userId: String(r.user_id ?? ''), ts: Number(r.ts) })),
-      zones,
-    )
-  }
-  for (const zone of zones)
+  for (const zone of zones) {
+    yield* deriveZone(d, { userPeriods: USER_PERIODS, cohorts: COHORTS }, zone, 'all')
     yield { sql: `INSERT INTO ${d.table(RETENTION_ZONES_TABLE)} (zone) VALUES (?)`, params: [zone] }
-}
-
-/** Whether the tables hold exactly `zones` (else a start derives them again). */
-export function* retentionZonesMatch(d: Dialect, zones: readonly string[]): Steps<boolean> {
-  const rows = yield { sql: `SELECT zone FROM ${d.table(RETENTION_ZONES_TABLE)} ORDER BY zone`, params: [] }
-  const held = rows.map((r) => String(r.zone)).sort()
-  return held.length === zones.length && held.every((z, i) => z === zones[i])
+  }
 }
 
 /**

@@ -5,9 +5,8 @@
  * maintains the summaries at ingest, takes an erased or expired record's share back out, and
  * rebuilds them all when an existing database is upgraded.
  */
-import type { Dialect, Query } from './dialect'
+import type { Dialect, Query, Row } from './dialect'
 import { floorHour, HOUR_MS } from './range'
-import type { Row } from './report-queries'
 import {
   addDeltas,
   addKept,

@@ -15,7 +15,9 @@
  */
 import { SESSION_HOURS } from './analytics-tables'
 import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
+import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation-starts'
 import type { Dialect, Query } from './dialect'
+import { mirrorPhraseDays, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
 import { DEFAULT_RETENTION_ZONES } from './retention-cohorts'
@@ -33,7 +35,16 @@ import { ingestRollups, type Steps, takeBack } from './rollup-writes'
 import { ingestUsage, writeUsage } from './usage-rollup'
 
 /** The tables written at the end of a writer's transaction, in this order. */
-export const LATE_TABLES: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, NH_PHRASES, SEGMENTS, SESSION_HOURS]
+export const LATE_TABLES: readonly RollupSpec[] = [
+  HOURLY,
+  INTENTS,
+  EVENTS,
+  NH_PHRASES,
+  SEGMENTS,
+  SESSION_HOURS,
+  CONVERSATION_STARTS,
+  NH_PHRASE_DAYS,
+]
 
 function lateChanges(): Late {
   return { takes: (spec) => LATE_TABLES.includes(spec), deltas: new Map() }
@@ -78,9 +89,11 @@ export function* ingestSummaries(
 ): Steps {
   const late = lateChanges()
   const changes = yield* ingestRollups(d, fresh, records, late)
+  yield* countStarts(d, changes, fresh, late)
   yield* ingestReadSummaries(d, changes, late)
   yield* ingestAnalytics(d, fresh, gapMs, { zones }, late)
   yield* ingestUsage(d, fresh)
+  mirrorPhraseDays(late.deltas)
   yield* writeLate(d, late.deltas)
 }
 
@@ -98,8 +111,11 @@ export function* takeBackSummaries(
 ): Steps {
   const late = lateChanges()
   yield* takeBack(d, doomed, records, late)
+  yield* takeBackStarts(d, doomed, late)
   yield* takeBackReadSummaries(d, doomed, late)
+  yield* takeBackPhraseDays(d, doomed)
   yield* takeBackAnalytics(d, doomed, gapMs, zones, late)
   yield* writeUsage(d, usage)
+  mirrorPhraseDays(late.deltas)
   yield* writeLate(d, late.deltas)
 }

@@ -12,9 +12,10 @@ import type { RecordStore } from './store'
  */
 export async function openStore(url?: string, options: PgStoreOptions = {}): Promise<RecordStore> {
   if (isPostgresUrl(url)) return PgRecordStore.open(url, options)
-  const { sessionGapMinutes, retentionZones } = options
+  const { sessionGapMinutes, retentionZones, retentionZonesOnDemand } = options
   return new SqliteRecordStore(url ?? ':memory:', {
     ...(sessionGapMinutes === undefined ? {} : { sessionGapMinutes }),
     ...(retentionZones === undefined ? {} : { retentionZones }),
+    ...(retentionZonesOnDemand === undefined ? {} : { retentionZonesOnDemand }),
   })
 }

@@ -1,5 +1,7 @@
 import type { AnalyticsReads } from '../reports/analytics-reads'
+import type { RetentionZoneState } from '../reports/analytics-types'
 import type { ReportReads } from '../reports/report-reads'
+import type { RetentionZonePreparer } from './retention-zone-preparer'
 
 /**
  * The reads both stores answer from the summary tables, defined once in `reports/` for both
@@ -9,6 +11,18 @@ import type { ReportReads } from '../reports/report-reads'
 export abstract class StoreReads implements ReportReads, AnalyticsReads {
   protected abstract readonly reports: ReportReads
   protected abstract readonly analytics: AnalyticsReads
+  /** Keeps retention zones on demand (retention-zone-preparer.ts). */
+  protected abstract readonly zonePreparer: RetentionZonePreparer
+
+  /** See {@link RecordStore.retentionZone}. */
+  retentionZone(zone: string): Promise<RetentionZoneState> {
+    return this.zonePreparer.request(zone)
+  }
+
+  /** See {@link RecordStore.retentionZoneReady}. */
+  retentionZoneReady(zone: string): Promise<void> {
+    return this.zonePreparer.ready(zone)
+  }
 
   conversations(filter: Parameters<ReportReads['conversations']>[0]): ReturnType<ReportReads['conversations']> {
     return this.reports.conversations(filter)

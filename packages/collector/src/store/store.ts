@@ -1,6 +1,13 @@
 import type { RecordPlatform, StoredRecordType } from '../ingest/legacy-records'
 import type { NormalizedMessage } from '../ingest/normalize'
-import type { FunnelLine, FunnelStep, OverviewReport, PathLine, RetentionReport } from '../reports/analytics-types'
+import type {
+  FunnelLine,
+  FunnelStep,
+  OverviewReport,
+  PathLine,
+  RetentionReport,
+  RetentionZoneState,
+} from '../reports/analytics-types'
 import type { Period } from '../reports/periods'
 import type { HandoffEntry, HandoffNote, HandoffStore } from './handoff-records'
 
@@ -150,6 +157,17 @@ export interface StoreOptions {
    * name the same zones; a start with other zones derives the cohorts again. Default `['UTC']`.
    */
   retentionZones?: readonly string[]
+  /**
+   * How many zones outside `retentionZones` a dashboard's request may make kept (recorded in the
+   * database, so every collector and restart agrees; prepared in the background, then kept at
+   * ingest like the option's). Beyond it, other zones are answered from active hours. Default 8;
+   * 0 keeps none on demand.
+   */
+  retentionZonesOnDemand?: number
+  /** Users per chunk of an on-demand zone's preparation (default: adaptive, about 100 ms a chunk). */
+  retentionChunkUsers?: number
+  /** Called after each chunk of an on-demand zone's preparation commits, awaited before the next (tests step through it). */
+  onRetentionChunk?: (state: RetentionZoneState) => void | Promise<void>
 }
 
 /** The session gap in ms of these options (validated). */
@@ -305,6 +323,15 @@ export interface RecordStore extends HandoffStore {
   paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]>
   /** Retention cohorts by `period` (day, week, month in `tz`); `now` ends an open range. */
   retention(filter: ReadFilter & { period: Period; now: number }): Promise<RetentionReport>
+  /**
+   * Whether `zone`'s retention cohorts are kept, and ready. A zone that is not kept becomes kept
+   * on demand (recorded in the database, maintained at ingest from then on, its history derived
+   * in the background) unless `retentionZonesOnDemand` zones already are; `kept: null` then.
+   * Optional: a store without it answers every zone from {@link retention}.
+   */
+  retentionZone?(zone: string): Promise<RetentionZoneState>
+  /** Resolves when `zone` (kept, or made kept on demand) is prepared; rejects when it cannot be kept or its preparation fails. */
+  retentionZoneReady?(zone: string): Promise<void>
   intents(filter: ReadFilter): Promise<IntentLine[]>
   events(filter: ReadFilter): Promise<EventsReport>
   segments(filter: ReadFilter): Promise<Segment[]>

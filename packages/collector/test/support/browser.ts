@@ -30,8 +30,11 @@ export interface BrowserPage {
 /** Launches headless Chromium and opens one 1280×800 page; `defaultTimeout` is the page's action timeout. */
 export async function openBrowserPage({
   defaultTimeout = 10_000,
+  timezoneId,
 }: {
   defaultTimeout?: number
+  /** The page's time zone (IANA; default the machine's): the dashboard names it as `tz`. */
+  timezoneId?: string
 } = {}): Promise<BrowserPage> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -46,7 +49,7 @@ export async function openBrowserPage({
       '--disable-sync',
     ],
   })
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, ...(timezoneId ? { timezoneId } : {}) })
   page.setDefaultTimeout(defaultTimeout)
   const pageErrors: string[] = []
   page.on('pageerror', (e) => pageErrors.push(e.message))

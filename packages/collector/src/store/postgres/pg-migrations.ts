@@ -1,7 +1,9 @@
 import type { ClientBase } from 'pg'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
+import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
@@ -10,7 +12,7 @@ import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { FUNNEL_SPANS } from './pg-funnel-spans'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
-import { HISTORY_SUMMARIES } from './pg-history-summaries'
+import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './pg-history-summaries'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -195,6 +197,16 @@ ${analyticsDdl(postgresDialect)}
     sql: usageDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildUsageByHour(postgresDialect)),
   },
+  {
+    version: 14,
+    name: 'conversations per hour of their start, NotHandled phrases per day (derived from the conversations and the phrase hours)',
+    sql: conversationStartsDdl(postgresDialect) + phraseDaysDdl(postgresDialect),
+    after: async (client) => {
+      await deriveOn(client, rebuildConversationStarts(postgresDialect))
+      await deriveOn(client, rebuildPhraseDays(postgresDialect))
+    },
+  },
+  ZONES_ON_DEMAND,
   FUNNEL_SPANS,
 ]
 

@@ -21,6 +21,7 @@ import type {
   IdleQuery,
   ResumedConversation,
 } from '../handoff-records'
+import { type RetentionZonePreparer, zonePreparer } from '../retention-zone-preparer'
 import type {
   AddResult,
   AuditEntry,
@@ -228,8 +229,16 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     private readonly queryTimeoutMs: number,
     private readonly gapMs: number,
     private readonly zones: readonly string[],
+    options: StoreOptions = {},
   ) {
     super()
+    this.zonePreparer = zonePreparer(
+      d,
+      options,
+      zones,
+      (steps) => this.transaction((sql) => runSteps(sql, steps())),
+      (steps) => runStepsAsync(steps, (q) => this.query<Row>(d.sql(q.sql), q.params)),
+    )
     this.analytics = analyticsReads(
       d,
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
@@ -263,7 +272,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
     const zones = retentionZones(options.retentionZones)
-    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options), zones)
+    const store = new PgRecordStore(pool, config, heartbeat, queryTimeout, sessionGapMs(options), zones, options)
     try {
       // Migrations (and waiting for another instance's) may take long on a big table: their own
       // session, without the statement bounds.
@@ -276,6 +285,8 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       } finally {
         await client.end().catch(() => {})
       }
+      // Awaited: one short read, done before the store's first use (no second connection at open).
+      await store.zonePreparer.resume()
       if (options.listen !== false) await store.startListening()
     } catch (e) {
       await pool.end().catch(() => {})
@@ -584,6 +595,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
   )
   protected override readonly analytics: AnalyticsReads
+  protected override readonly zonePreparer: RetentionZonePreparer
 
   async recent(filter: ReadFilter & { limit?: number; afterId?: number }): Promise<StoredMessage[]> {
     const q = recentQuery(d, filter, clampLimit(filter.limit, 100))
@@ -1011,6 +1023,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
 
   async close(): Promise<void> {
     if (this.closed) return
+    await this.zonePreparer.close()
     // Adds already queued are committed first.
     while (this.pending.length > 0 || this.flushScheduled) await new Promise((r) => setImmediate(r))
     this.closed = true

@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
+import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
@@ -11,7 +13,7 @@ import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
 import { FUNNEL_SPANS } from './sqlite-funnel-spans'
-import { HISTORY_SUMMARIES } from './sqlite-history-summaries'
+import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './sqlite-history-summaries'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -192,6 +194,16 @@ ${rollupDdl(sqliteDialect)}
       runSteps(rebuildUsageByHour(sqliteDialect), run)
     },
   },
+  {
+    version: 12,
+    name: 'conversations per hour of their start, NotHandled phrases per day (derived from the conversations and the phrase hours)',
+    apply(db, _keep, run) {
+      db.exec(conversationStartsDdl(sqliteDialect) + phraseDaysDdl(sqliteDialect))
+      runSteps(rebuildConversationStarts(sqliteDialect), run)
+      runSteps(rebuildPhraseDays(sqliteDialect), run)
+    },
+  },
+  ZONES_ON_DEMAND,
   FUNNEL_SPANS,
 ]
 

@@ -20,6 +20,7 @@ import type {
   IdleQuery,
   ResumedConversation,
 } from '../handoff-records'
+import { type RetentionZonePreparer, zonePreparer } from '../retention-zone-preparer'
 import type {
   AddResult,
   AuditEntry,
@@ -57,12 +58,14 @@ interface PendingAdd {
 }
 
 /**
- * better-sqlite3 12 on Node 24 aborts the process (`Assertion failed: (env) != nullptr` in
- * `RemoveEnvironmentCleanupHook`) when a Database or Statement is garbage-collected after Node
- * has torn its environment down, i.e. while the process or a worker exits (an upstream issue;
- * better-sqlite3 13, which fixes it, does not run on Node 20). The store's databases and
+ * better-sqlite3 12 on Node 24 (built against ≥ 24.19 headers) aborts the process (`Assertion
+ * failed: (env) != nullptr` in `RemoveEnvironmentCleanupHook`) when a Database or Statement is
+ * garbage-collected outside a Node context: while the process or a worker exits, and also mid-run,
+ * in a collection started by one of V8's own tasks (incremental marking, idle time) — a few
+ * hundred dropped statements under old-generation churn abort within a second (an upstream
+ * issue; better-sqlite3 13, which fixes it, does not run on Node 20). The store's databases and
  * statements are few and cached, so they are kept reachable until the process ends: none is
- * finalized in that window.
+ * ever finalized. Tests opening their own database do the same (test/support/kept-sqlite.ts).
  */
 const keptAlive = new Set<object>()
 function kept<T extends object>(value: T): T {
@@ -91,11 +94,12 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
   private readonly gapMs: number
   private readonly zones: readonly string[]
   protected override readonly analytics: AnalyticsReads
+  protected override readonly zonePreparer: RetentionZonePreparer
   private readonly desk: SqliteHandoffs
 
   /**
    * @param file SQLite file path, or `:memory:`.
-   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`).
+   * @param options `sessionGapMinutes` (default 30), `retentionZones` (default `['UTC']`), `retentionZonesOnDemand` (default 8).
    */
   constructor(file = ':memory:', options: StoreOptions = {}) {
     super()
@@ -115,6 +119,14 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
       )
     migrateSqlite(this.db, kept, (q) => this.run(q))
     syncRetentionZones(this.db, this.zones, (q) => this.run(q))
+    this.zonePreparer = zonePreparer(
+      d,
+      options,
+      this.zones,
+      async (steps) => this.db.transaction(() => runSteps(steps(), (q) => this.run(q))).immediate(),
+      async (steps) => runSteps(steps, (q) => this.run(q)),
+    )
+    this.zonePreparer.resume().catch((e: unknown) => console.error('[convotrack-collector] retention zones', e))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
     this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
@@ -480,6 +492,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
   }
 
   async close(): Promise<void> {
+    await this.zonePreparer.close()
     if (this.db.open) this.commitPending()
     if (this.db.open) this.db.close()
   }
