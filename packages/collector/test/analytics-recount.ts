@@ -9,6 +9,7 @@ import type { RecordStore, RetentionZoneState, StoredMessage, StoreOptions } fro
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Period, periodIndex, periodStart } from '../src/reports/periods'
 import { joinSessions, type SessionPoint } from '../src/reports/sessions'
+import { expectFunnelRecount } from './funnel-recount'
 import { allMessages, load, overviewRecount, traffic } from './rollup-contract'
 
 const HOUR = 3_600_000
@@ -108,8 +109,8 @@ const RANGES = [
 ]
 
 /**
- * Every retention (kept zones, one that is not, and `onDemand`: zones kept on demand, prepared)
- * and paths answer equals the recount.
+ * Every retention (kept zones, one that is not, and `onDemand`: zones kept on demand, prepared),
+ * paths and funnel answer equals the recount.
  */
 export async function expectAnalyticsRecount(
   store: RecordStore,
@@ -132,6 +133,7 @@ export async function expectAnalyticsRecount(
         pathsOf(all, { ...range, depth }),
       )
   }
+  await expectFunnelRecount(store, all, ranges)
 }
 
 export function runAnalyticsRecount(name: string, factory: RecountFactory): void {

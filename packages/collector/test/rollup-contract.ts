@@ -112,6 +112,14 @@ export function traffic(n: number, seed: number, keyPrefix = 'k', threadPrefix =
   return items
 }
 
+/** An event's name in the reports: a page launch's page, a referral's source, else its name. */
+export function eventKey(event: NonNullable<StoredMessage['event']>): string {
+  const body = event.body as Obj
+  if (event.type === 'pageLaunchEvent') return String((body.extraInfo as Obj | undefined)?.url ?? event.name)
+  if (event.type === 'referralEvent') return String(body.source ?? '(none)')
+  return event.name
+}
+
 /** Every stored message, read through the firehose (all time, in pages). */
 export async function allMessages(store: RecordStore): Promise<StoredMessage[]> {
   const out: StoredMessage[] = []
@@ -189,13 +197,7 @@ function recount(all: StoredMessage[], filter: ReadFilter) {
   const events = new Map<string, number>()
   for (const m of msgs) {
     if (!m.event) continue
-    const body = m.event.body as Obj
-    const key =
-      m.event.type === 'pageLaunchEvent'
-        ? String((body.extraInfo as Obj | undefined)?.url ?? m.event.name)
-        : m.event.type === 'referralEvent'
-          ? String(body.source ?? '(none)')
-          : m.event.name
+    const key = eventKey(m.event)
     events.set(`${m.event.type}/${key}`, (events.get(`${m.event.type}/${key}`) ?? 0) + 1)
   }
   return {

@@ -15,12 +15,13 @@ import type { Exec } from '../src/reports/report-queries'
 import { type SearchPlan, searchPage } from '../src/reports/search-page'
 import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
-import { newestFirst, storeSearchHistory } from './support/search-history'
+import { newestFirst, type SentText, storeSearchHistory } from './support/search-history'
 
 const T = Date.UTC(2026, 2, 2)
 const DAY = 86_400_000
 const PLANS: Array<[string, SearchPlan]> = [
   ['steps of 5 then 60', { steps: [5, 60], fewMatches: 1 }],
+  ['steps of 5 growing ×4 to 320', { steps: geometricSteps(5, 4, 320), fewMatches: 1 }],
   ['steps of 400', { steps: [400], fewMatches: 1 }],
   ['sort of every match', { steps: [], fewMatches: Number.MAX_SAFE_INTEGER }],
 ]
@@ -35,6 +36,25 @@ async function pages(d: typeof sqliteDialect, exec: Exec, q: string, plan: Searc
     if (page.length < limit || !last) return got
     cursor = `${last.ts}:${last.id}`
   }
+}
+
+/** `first`, then each step `factor` times the one before, up to `last`. */
+function geometricSteps(first: number, factor: number, last: number): number[] {
+  const steps: number[] = []
+  for (let x = first; x <= last; x *= factor) steps.push(x)
+  return steps
+}
+
+/**
+ * How many of the newest messages (after `cursor`, newest first) a page of `limit` hits of `q`
+ * must walk: up to its last hit.
+ */
+function needed(sent: readonly SentText[], q: string, limit: number, cursor?: SentText): number {
+  const order = [...sent].sort((a, b) => b.ts - a.ts || b.n - a.n)
+  const after = cursor ? order.slice(order.indexOf(cursor) + 1) : order
+  let hits = 0
+  for (const [i, s] of after.entries()) if (s.text.split(' ').includes(q) && ++hits === limit) return i + 1
+  return after.length
 }
 
 describe('search pages by steps', () => {
@@ -67,6 +87,49 @@ describe('search pages by steps', () => {
         [sqliteDialect, execLite],
         [postgresDialect, execPg],
       ] as const) {
+        // The steps a page walks: the newest messages after its cursor, each step's size (the span statement's last parameter).
+        const walked: number[] = []
+        const counting: Exec = async (q) => {
+          if (q.sql.includes('s.n, s.lo, s.hi')) walked.push(Number(q.params.at(-1)))
+          return exec(q)
+        }
+        const plan = { steps: geometricSteps(5, 4, 1280), fewMatches: 1 }
+        const newest = [...sent].sort((a, b) => b.ts - a.ts || b.n - a.n)
+        // From the top, and from a cursor 700 messages down (a page past the first).
+        for (const cursor of [undefined, newest[700]]) {
+          for (const [q, limit] of [
+            ['order', 37],
+            ['order', 150],
+            ['rare', 3],
+          ] as const) {
+            walked.length = 0
+            const page = await searchPage(
+              d,
+              counting,
+              {
+                from: T - 500 * DAY,
+                to: T + DAY,
+                bot: 'shop',
+                q,
+                limit,
+                cursor: cursor ? `${cursor.ts}:${cursor.n + 1}` : undefined,
+              },
+              plan,
+            )
+            const from = cursor ? newestFirst(newest.slice(701), q) : newestFirst(sent, q)
+            expect(page.map((h) => h.text)).toEqual(from.slice(0, limit))
+            // The steps it took are the plan's first ones, and the last of them is the first that
+            // reached the page's last hit: at most 4 times what it had to walk, plus the first step.
+            const need = needed(sent, q, limit, cursor)
+            const total = walked.reduce((a, b) => a + b, 0)
+            expect(walked, `${d.name} ${q} ${limit}`).toEqual(plan.steps.slice(0, walked.length))
+            if (walked.length < plan.steps.length) {
+              expect(total).toBeGreaterThanOrEqual(need)
+              expect(total - (walked.at(-1) as number)).toBeLessThan(need)
+              expect(total).toBeLessThanOrEqual(4 * need + 5)
+            }
+          }
+        }
         for (const q of ['order', 'rare', 'hello']) {
           for (const [name, plan] of PLANS) {
             for (const limit of [1, 37]) {
@@ -83,5 +146,6 @@ describe('search pages by steps', () => {
       await client.end()
       rmSync(dir, { recursive: true, force: true })
     }
-  }, 120_000)
+    // A hang detector, not a speed bound: the two stores' writes took 85 s beside a loaded machine's CPU burners.
+  }, 300_000)
 })

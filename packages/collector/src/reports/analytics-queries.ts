@@ -4,14 +4,14 @@
  * analytics-tables.ts), within the range widened to whole hours.
  */
 import type { ReadFilter } from '../store/store'
-import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
-import type { FunnelLine, FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
+import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import type { FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
 import { CONVERSATION_STARTS } from './conversation-starts'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
 import { pathCounts } from './path-prefixes'
 import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
-import { DAY_MS, dayStart, floorHour, HOUR_MS, hourRange } from './range'
+import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
@@ -26,6 +26,7 @@ export type {
   RetentionReport,
   RetentionZoneState,
 } from './analytics-types'
+export { funnelReport } from './funnel-report'
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
 
@@ -356,42 +357,4 @@ export function parseFunnelSteps(text: string): FunnelStep[] {
     if (!m) throw new FunnelStepsError(`query \`steps\`: "${p}" must be intent:NAME or event:NAME`)
     return { kind: m[1] as FunnelStep['kind'], name: m[2] as string }
   })
-}
-
-/**
- * Users who did step 1 in the range, then step 2 after it, then step 3 after that… Each user's
- * earliest way through is followed: the first time of each step after the previous step's time,
- * from the funnel-steps summary (one row per user × step × hour: exact across hours; within an
- * hour a step after the previous one is taken at its latest time in that hour).
- */
-export async function funnelReport(
-  d: Dialect,
-  exec: Exec,
-  filter: ReadFilter & { steps: readonly FunnelStep[] },
-): Promise<FunnelLine[]> {
-  const table = d.table(USER_STEPS.name)
-  const [first, ...rest] = filter.steps as [FunnelStep, ...FunnelStep[]]
-  // Step 1: the users who did it in the range and their first time (index on kind, name, hour).
-  const params: unknown[] = [first.kind, first.name]
-  const ctes = [
-    `f0 AS MATERIALIZED (SELECT bot, user_id, min(first_ts) AS t FROM ${table}
-      WHERE kind = ? AND name = ?${hours(filter, params)}${scopeSql(d, filter, params)} GROUP BY bot, user_id)`,
-  ]
-  // Materialised: each is read by the next and by the count. Each next step: those users' earliest time of it after the previous step's (index on bot,
-  // user_id, hour from the previous step's hour); the grouping happens in the database.
-  for (const [i, step] of rest.entries()) {
-    const within = hours(filter, params, 's.hour')
-    params.push(step.kind, step.name)
-    ctes.push(
-      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
-        min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
-      FROM f${i} p JOIN ${table} s ON s.bot = p.bot AND s.user_id = p.user_id
-        AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.kind = ? AND s.name = ? AND s.last_ts > p.t
-      GROUP BY p.bot, p.user_id)`,
-    )
-  }
-  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
-  const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
-  const reached = filter.steps.map((_, i) => num(row?.[`n${i}`]))
-  return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: reached[i] as number }))
 }

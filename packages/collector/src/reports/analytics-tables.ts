@@ -89,8 +89,10 @@ export const USER_STEPS: RollupSpec = {
   sums: ['n'],
   mins: ['first_ts'],
   maxes: ['last_ts'],
+  // A step's rows of a range; one user's hours of one step, in order (the funnel's next steps).
   indexes: [
     ['kind', 'name', 'hour'],
+    ['kind', 'name', 'bot', 'user_id', 'hour'],
     ['bot', 'user_id', 'hour'],
   ],
 }

@@ -8,6 +8,7 @@ import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS, USER_
 import { latestInBatch } from './batch-lookback'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
+import { addSpans, rebuildSpans, recountSpans, STEP_SPANS, spanUpserts } from './funnel-spans'
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
@@ -129,9 +130,17 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
  * Upserts the changes in one fixed order of tables (users per hour, sessions per hour, feedback),
  * dropping rows whose count reached 0: every writer (ingest, erasure, retention) locks summary
  * rows in the same order, so two PostgreSQL transactions never wait on each other in a circle.
+ * `spans`: the step spans follow the step rows (funnel-spans.ts; not before their migration).
  */
-function* flush(d: Dialect, deltas: Deltas, late?: Late): Steps {
-  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS, PATH_PREFIXES]) {
+function* flush(d: Dialect, deltas: Deltas, late?: Late, spans = false): Steps {
+  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS, STEP_SPANS, PATH_PREFIXES]) {
+    if (spec === STEP_SPANS) {
+      if (spans) {
+        addSpans(deltas)
+        yield* spanUpserts(d, deltas)
+      }
+      continue
+    }
     if (spec === PATH_PREFIXES) {
       yield* flushPaths(d, deltas)
       continue
@@ -252,7 +261,7 @@ export function* ingestAnalytics(
     }
     addRow(deltas, FEEDBACK, { bot: m.bot, hour: floorHour(m.ts), intent, n: 1, score_sum: m.score as number })
   }
-  yield* flush(d, deltas, late)
+  yield* flush(d, deltas, late, withSteps)
 }
 
 const keyOf = (g: { bot: string; userId: string; sid: string }) => [g.bot, g.userId, g.sid].join(sep)
@@ -348,6 +357,8 @@ export function* takeBackAnalytics(
   for (const h of hours.values())
     yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
   yield* flush(d, again, late)
+  // A first or last time cannot be taken back: the touched users' spans, from their step rows.
+  yield* recountSpans(d, [...new Map([...stepHours.values()].map((k) => [`${k.bot}${sep}${k.userId}`, k])).values()])
 }
 
 /** Messages read per step of a rebuild. */
@@ -390,8 +401,11 @@ export function* rebuildAnalytics(d: Dialect, gapMs: number = DEFAULT_SESSION_GA
   }
 }
 
-/** Derives the funnel steps alone from the stored messages (the migration that adds them). */
-export function* rebuildSteps(d: Dialect): Steps {
+/**
+ * Derives the funnel steps alone from the stored messages (the migration that adds them), and
+ * then their spans unless `spans` is false (the migration before the spans' table existed).
+ */
+export function* rebuildSteps(d: Dialect, spans = true): Steps {
   yield { sql: `DELETE FROM ${d.table(USER_STEPS.name)}`, params: [] }
   for (let after = 0; ; ) {
     const rows = yield {
@@ -405,6 +419,7 @@ export function* rebuildSteps(d: Dialect): Steps {
     for (const r of rows) addStep(deltas, stepMessage(r))
     yield* flush(d, deltas)
   }
+  if (spans) yield* rebuildSpans(d)
 }
 
 function scoreOfRaw(raw: string): number | null {

@@ -10,6 +10,7 @@ import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
+import { FUNNEL_SPANS } from './pg-funnel-spans'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './pg-history-summaries'
 import { LEAN_INGEST } from './pg-lean-ingest'
@@ -176,7 +177,7 @@ ${analyticsDdl(postgresDialect)}
     version: 8,
     name: 'funnels: steps per user and hour (derived from the stored messages)',
     sql: rollupDdl(postgresDialect, [USER_STEPS]),
-    after: (client) => deriveOn(client, rebuildSteps(postgresDialect)),
+    after: (client) => deriveOn(client, rebuildSteps(postgresDialect, false)),
   },
   {
     version: 9,
@@ -208,6 +209,7 @@ ${analyticsDdl(postgresDialect)}
     },
   },
   ZONES_ON_DEMAND,
+  FUNNEL_SPANS,
 ]
 
 /** Runs a derivation's steps on the migration's client. */

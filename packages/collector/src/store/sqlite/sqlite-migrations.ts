@@ -12,6 +12,7 @@ import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
+import { FUNNEL_SPANS } from './sqlite-funnel-spans'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './sqlite-history-summaries'
 import { LEAN_INGEST } from './sqlite-lean-ingest'
 
@@ -166,7 +167,7 @@ ${rollupDdl(sqliteDialect)}
     name: 'funnels: steps per user and hour (derived from the stored messages)',
     apply(db, _keep, run) {
       db.exec(rollupDdl(sqliteDialect, [USER_STEPS]))
-      runSteps(rebuildSteps(sqliteDialect), run)
+      runSteps(rebuildSteps(sqliteDialect, false), run)
     },
   },
   {
@@ -205,6 +206,7 @@ ${rollupDdl(sqliteDialect)}
     },
   },
   ZONES_ON_DEMAND,
+  FUNNEL_SPANS,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
