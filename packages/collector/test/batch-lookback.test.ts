@@ -7,11 +7,11 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { world } from './analytics-contract'
 import { expectMatchesRecount } from './rollup-contract'
 import { item } from './store-contract'
+import { openKeptSqlite } from './support/kept-sqlite'
 
 const T = Date.UTC(2026, 4, 4, 9)
 const MIN = 60_000
@@ -63,7 +63,7 @@ async function stored(batches: number[]): Promise<{ marks: unknown[]; store: Sql
     at += size
   }
   for (const i of items.slice(at)) await store.add(i.record, i.messages)
-  const db = new Database(file, { readonly: true })
+  const db = openKeptSqlite(file, { readonly: true })
   try {
     const marks = db.prepare('SELECT id, direction, thread, nh, rated_intent FROM messages ORDER BY id').all()
     return { marks, store }

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { USER_HOURS } from '../src/reports/analytics-tables'
@@ -15,6 +15,7 @@ import { LEAN_TABLES } from '../src/store/sqlite/sqlite-lean-ingest'
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectAnalyticsRecount } from './analytics-recount'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
+import { openKeptSqlite } from './support/kept-sqlite'
 import { startPostgres } from './support/postgres'
 
 /** The users per day and hour as step 10 / migration 12 made them: keyed by bot first, with a time-first copy. */
@@ -71,7 +72,7 @@ describe('upgrading to the lean ingest schema', () => {
     let store = new SqliteRecordStore(file)
     await load(store, traffic(300, 11))
     await store.close()
-    let db = new Database(file)
+    let db = openKeptSqlite(file)
     const rows = snapshot(db)
     for (const t of ['rollup_sessions', 'retention_user_periods', 'rollup_user_days', 'rollup_user_hours'])
       expect(rows[t]?.length, t).toBeGreaterThan(0)
@@ -92,7 +93,7 @@ describe('upgrading to the lean ingest schema', () => {
     } finally {
       await store.close()
     }
-    db = new Database(file)
+    db = openKeptSqlite(file)
     try {
       // Step 11 and every later one.
       expect(db.pragma('user_version', { simple: true })).toBe(Math.max(...SQLITE_MIGRATIONS.map((m) => m.version)))
@@ -117,18 +118,18 @@ describe('upgrading to the lean ingest schema', () => {
     store = new SqliteRecordStore(copy)
     await load(store, traffic(300, 11))
     await store.close()
-    db = new Database(copy)
+    db = openKeptSqlite(copy)
     try {
       expect(snapshot(db)).toEqual(rows)
       backToStep10(db)
       db.close()
       await new SqliteRecordStore(copy).close()
-      db = new Database(copy)
+      db = openKeptSqlite(copy)
       expect(snapshot(db)).toEqual(rows)
       // Opening again applies nothing.
       db.close()
       await new SqliteRecordStore(copy).close()
-      db = new Database(copy)
+      db = openKeptSqlite(copy)
       expect(snapshot(db)).toEqual(rows)
     } finally {
       db.close()
