@@ -41,19 +41,25 @@ export const LEAN_TABLES: readonly RollupSpec[] = [
 ].filter((spec) => spec.withoutRowid)
 
 /**
+ * Keeps a statement reachable until the process ends (the store's `kept`): better-sqlite3 12 on
+ * Node ≥ 24.19 aborts when V8 collects one in a garbage collection it starts itself.
+ */
+type Keep = <T extends object>(value: T) => T
+
+/**
  * Rebuilds one summary table as its spec makes it now (WITHOUT ROWID), with the rows it holds and
  * its indexes (those of other steps too), but for an index that is now a copy of the key. A table
  * already WITHOUT ROWID, or a rowid one by its spec, is left alone.
  */
-export function rebuildWithoutRowid(db: Database.Database, spec: RollupSpec): void {
+export function rebuildWithoutRowid(db: Database.Database, spec: RollupSpec, keep: Keep): void {
   const t = spec.name
-  const ddl = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(t) as
-    | string
-    | undefined
+  const ddl = keep(db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"))
+    .pluck()
+    .get(t) as string | undefined
   if (!spec.withoutRowid || ddl === undefined || /WITHOUT\s+ROWID\s*$/i.test(ddl)) return
-  const indexes = db
-    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
-    .all(t) as Array<{ name: string; sql: string }>
+  const indexes = keep(
+    db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"),
+  ).all(t) as Array<{ name: string; sql: string }>
   for (const ix of indexes) db.exec(`DROP INDEX "${ix.name}"`)
   const old = `${t}__rowid`
   db.exec(`ALTER TABLE "${t}" RENAME TO "${old}"`)
@@ -75,12 +81,12 @@ function indexColumns(sql: string): string {
 export const LEAN_INGEST: {
   version: number
   name: string
-  apply(db: Database.Database): void
+  apply(db: Database.Database, keep: Keep): void
 } = {
   version: 11,
   name: 'ingest: no arrival-order index per thread; narrow summary tables WITHOUT ROWID',
-  apply(db) {
+  apply(db, keep) {
     db.exec('DROP INDEX IF EXISTS messages_thread')
-    for (const spec of LEAN_TABLES) rebuildWithoutRowid(db, spec)
+    for (const spec of LEAN_TABLES) rebuildWithoutRowid(db, spec, keep)
   },
 }
