@@ -53,9 +53,9 @@ type Keep = <T extends object>(value: T) => T
  */
 export function rebuildWithoutRowid(db: Database.Database, spec: RollupSpec, keep: Keep): void {
   const t = spec.name
-  const ddl = keep(db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"))
-    .pluck()
-    .get(t) as string | undefined
+  const ddl = keep(db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")).pluck().get(t) as
+    | string
+    | undefined
   if (!spec.withoutRowid || ddl === undefined || /WITHOUT\s+ROWID\s*$/i.test(ddl)) return
   const indexes = keep(
     db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"),
