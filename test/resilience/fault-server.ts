@@ -8,7 +8,8 @@
  * thousands of records) and decides each fault once per request, mutually exclusive.
  */
 import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { Socket } from 'node:net'
+import { listenOn, listenOnStablePort } from '../support/stable-port'
 
 /** What the server does to each request it receives. Probabilities are exclusive: 0.05 + 0.10 + 0.10 = 25 % failures. */
 export interface FaultMix {
@@ -135,8 +136,8 @@ export async function startFaultServer(
       sock.on('close', () => sockets.delete(sock))
     })
   watch(server)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
+  // Outside the ephemeral range: nothing else is given the port while the server is down.
+  const port = await listenOnStablePort(server)
 
   const stop = async () => {
     for (const s of sockets) s.destroy()
@@ -174,7 +175,7 @@ export async function startFaultServer(
       if (!down) return
       server = http.createServer({ keepAlive: true }, handler)
       watch(server)
-      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+      await listenOn(server, port)
       down = false
     },
     async close() {

@@ -1,10 +1,12 @@
 /**
- * A real tracking endpoint for tests: an HTTP server on 127.0.0.1, port 0, that records every
+ * A real tracking endpoint for tests: an HTTP server on 127.0.0.1 that records every
  * `POST /track` (query + parsed body) and can misbehave on demand. Not a mock of our code:
  * the tracker talks to it over real sockets.
+ * Its port is outside the kernel's ephemeral range (./stable-port.ts): nothing else is given it
+ * while the sink is `down()`.
  */
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listenOn, listenOnStablePort } from './stable-port'
 
 export interface ReceivedRecord {
   platform: string | null
@@ -112,8 +114,7 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
       sock.on('close', () => sockets.delete(sock))
     })
   track(server)
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const port = (server.address() as AddressInfo).port
+  const port = await listenOnStablePort(server)
   const sink: Sink = {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -135,7 +136,7 @@ export async function startSink(faults: Faults = {}, random: () => number = Math
     async up() {
       server = http.createServer({ keepAlive: true }, handler)
       track(server)
-      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r))
+      await listenOn(server, port)
     },
     async close() {
       for (const s of sockets) s.destroy()

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import net from 'node:net'
+import { freeStablePort } from '../../../test/support/stable-port'
 
 export interface RedisServer {
   port: number
@@ -20,17 +21,8 @@ export interface RedisServer {
 const MISSING =
   'redis-server is not on PATH. These tests run against a real Redis: install it (Debian: `apt-get install -y redis-server`) and run again.'
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo
-      srv.close(() => resolve(port))
-    })
-  })
-}
+/** A free port outside the ephemeral range: nothing else is given it while the server is stopped. */
+export const freePort = freeStablePort
 
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -6,7 +6,8 @@
  * never answering, refusing connections. Real sockets: the tracker is not mocked.
  */
 import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { Socket } from 'node:net'
+import { listenOn, listenOnStablePort } from '../../../../test/support/stable-port'
 import { type Clock, realClock } from '../../src/clock'
 
 export interface StoredRecord {
@@ -119,7 +120,7 @@ export async function startFakeService(
       await new Promise<void>((r) => server.close(() => r()))
       for (const s of sockets) s.destroy()
     },
-    up: () => new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r())),
+    up: () => listenOn(server, port),
     close: async () => {
       for (const s of sockets) s.destroy()
       await new Promise<void>((r) => server.close(() => r()))
@@ -296,8 +297,8 @@ export async function startFakeService(
     svc.maxSockets = Math.max(svc.maxSockets, sockets.size)
     s.on('close', () => sockets.delete(s))
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
-  const port = (server.address() as AddressInfo).port
+  // Outside the ephemeral range: nothing else is given the port while the service is down().
+  const port = await listenOnStablePort(server)
   svc.url = `http://127.0.0.1:${port}`
   return svc
 }
