@@ -1,8 +1,9 @@
 /**
- * The funnel before and after the step spans on PostgreSQL, at the step rows of a 10 M-record
+ * The funnel statements (funnel-ways.ts: before the spans, the per-user walk, the collector's
+ * own) on PostgreSQL, at the step rows of a 10 M-record
  * store: 500 000 users over 90 days, each greeting in 1–10 session-hours, checking an order in
  * half of them and buying in a fifth (≈ 4.7 M hourly step rows), written by SQL on the server's
- * side; the spans derived by the migration's own code. Alternating, median / max of 5:
+ * side; the spans derived by the migration's own code; JIT off, as in the collector's sessions:
  *   node --import tsx bench/funnel-steps-pg.ts [users]
  */
 import { mkdtempSync } from 'node:fs'
@@ -10,13 +11,11 @@ import { join } from 'node:path'
 import { PgRecordStore } from '@convotrack/collector'
 import pg from 'pg'
 import { USER_STEPS } from '../packages/collector/src/reports/analytics-tables'
-import type { FunnelStep } from '../packages/collector/src/reports/analytics-types'
 import { postgresDialect as d, type Query } from '../packages/collector/src/reports/dialect'
-import { funnelReport } from '../packages/collector/src/reports/funnel-report'
 import { rebuildSpans } from '../packages/collector/src/reports/funnel-spans'
 import { runStepsAsync } from '../packages/collector/src/reports/rollup-writes'
 import { startPostgres } from '../packages/collector/test/support/postgres'
-import { type Funnel, funnelBefore } from './funnel-before'
+import { compareFunnels } from './funnel-ways'
 
 const USERS = Number(process.argv[2] ?? 500_000)
 const H = 3_600_000
@@ -28,9 +27,11 @@ try {
   const client = new pg.Client({ connectionString: url })
   client.on('error', (e) => console.error(`connection: ${e.message}`))
   await client.connect()
+  // As the collector's own connections (pg-store.ts): no JIT compilation (it cost ~2 s a funnel).
+  await client.query('SET jit = off')
   const exec = async (q: Query) => (await client.query(d.sql(q.sql), q.params as unknown[])).rows
   const steps = d.table(USER_STEPS.name)
-  let t = performance.now()
+  const t = performance.now()
   // Session k of user u: an hour of the last 90 days; greeting at :01, order.status at :10 in half, purchase at :20 in a fifth.
   const hour = `(${NOW - 90 * 24 * H}::bigint + ((u::bigint * 7919 + k * 104729) % ${90 * 24})::bigint * ${H})`
   for (const [kind, name, minute, every] of [
@@ -51,30 +52,7 @@ try {
   console.log(
     `loaded in ${((performance.now() - t) / 1000).toFixed(0)} s: ${await count(`SELECT count(*) AS n FROM ${steps}`)} step-hours, ${await count(`SELECT count(*) AS n FROM ${d.table('rollup_spans')}`)} step spans, ${USERS} users`,
   )
-  const funnel: FunnelStep[] = [
-    { kind: 'intent', name: 'greeting' },
-    { kind: 'intent', name: 'order.status' },
-    { kind: 'event', name: 'purchase' },
-  ]
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
-  for (const [rn, r] of Object.entries({ 'last 30 days': { from: NOW - 30 * 24 * H, to: null }, 'all time': {} })) {
-    const filter: Funnel = { ...r, steps: funnel }
-    const times = { before: [] as number[], after: [] as number[] }
-    const answers = { before: [] as number[], after: [] as number[] }
-    for (let i = 0; i < 5; i++)
-      for (const [name, run] of [
-        ['before', () => funnelBefore(d, exec, filter)],
-        ['after', async () => (await funnelReport(d, exec, filter)).map((l) => l.users)],
-      ] as const) {
-        t = performance.now()
-        answers[name] = await run()
-        times[name].push(performance.now() - t)
-      }
-    const same = answers.before.join() === answers.after.join()
-    console.log(
-      `${rn} | users ${answers.after.join(' → ')}${same ? '' : ` (before: ${answers.before.join(' → ')})`} | before ${median(times.before).toFixed(1)} / ${Math.max(...times.before).toFixed(1)} ms | after ${median(times.after).toFixed(1)} / ${Math.max(...times.after).toFixed(1)} ms | ${(median(times.before) / median(times.after)).toFixed(1)}×`,
-    )
-  }
+  await compareFunnels(d, exec, NOW)
   await client.end()
 } finally {
   await server.destroy()

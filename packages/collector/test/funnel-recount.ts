@@ -93,7 +93,7 @@ function busiestWalk(all: readonly StoredMessage[]): FunnelStep[] {
 
 /**
  * Every funnel of {@link FUNNELS} and the busiest user's walk over `ranges` (and all time,
- * open-ended, one bot) equals the recount.
+ * open-ended, ending at each range's end, one bot) equals the recount.
  */
 export async function expectFunnelRecount(
   store: RecordStore,
@@ -101,7 +101,14 @@ export async function expectFunnelRecount(
   ranges: ReadonlyArray<{ from: number; to: number }>,
 ) {
   const walk = busiestWalk(all)
-  const qs = [{}, ...ranges, ...ranges.map((r) => ({ from: r.from })), ...ranges.map((r) => ({ ...r, bot: 'shop' }))]
+  // All time with an end too: the steps from the spans, bounded by \`to\`.
+  const qs = [
+    {},
+    ...ranges,
+    ...ranges.map((r) => ({ from: r.from })),
+    ...ranges.map((r) => ({ to: r.to })),
+    ...ranges.map((r) => ({ ...r, bot: 'shop' })),
+  ]
   for (const q of qs)
     for (const steps of walk.length > 0 ? [...FUNNELS, walk] : FUNNELS) {
       const want = funnelOf(all, q, steps)

@@ -36,6 +36,9 @@ beforeAll(async () => {
     db,
     auth,
     handoff: { autoResumeMinutes: 0.05 },
+    // Only the checks the tests drive (resumeIdle(now)): the timer's, on the real clock, resumed
+    // conversations the tests still expected paused once the machine was slow.
+    handoffCheckMs: 3_600_000,
     webhookRetry: { attempts: 2, baseDelayMs: 20 },
   }
   a = await startCollector(options)

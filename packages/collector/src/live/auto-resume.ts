@@ -43,11 +43,14 @@ export class AutoResume {
   }
 
   /**
-   * Resumes what is idle as of `now` (epoch ms; the clock tests drive); resolves to the
-   * conversations this call resumed. One check at a time: a call during a check joins it.
+   * Resumes what is idle as of `now` (epoch ms, default the clock's; the clock tests drive);
+   * resolves to the conversations this call resumed. One check at a time: a call without `now`
+   * during a check joins it; a call with its own `now` waits for it, then checks as of that time
+   * (joining would answer for another time: under load a driven check once got the timer's).
    */
-  check(now: number = Date.now()): Promise<ResumedConversation[]> {
-    this.running ??= this.run(now)
+  check(now?: number): Promise<ResumedConversation[]> {
+    if (this.running && now !== undefined) return this.running.then(() => this.check(now))
+    this.running ??= this.run(now ?? Date.now())
       .catch((e) => {
         this.deps.log.error({ err: e }, 'auto-resume check failed')
         return []

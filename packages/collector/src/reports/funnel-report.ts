@@ -4,12 +4,14 @@
  * previous step's time), with the hourly step rows' meaning: exact across hours; within one hour
  * a step after the previous one is taken at its latest time in that hour.
  *
- * One statement, a materialised CTE per step, only the counts come back:
+ * One statement, a chain of CTEs (one per step), only the counts come back:
  * - step 1 over all time (the range starts at 0): one row per user from the step spans
  *   (funnel-spans.ts: each user's first time of the step), not one per user-hour; from a later
  *   start, the range's hourly rows of the step grouped per user (the index on step and hour).
- * - each next step: those users' rows of that step from the previous step's hour on (the index
- *   on step, bot, user and hour: only that step's rows, not all of the user's).
+ * - each next step over all time: those users' spans of that step, joined by user (first and last
+ *   time decide most users); only a user who did the step both before and after the previous
+ *   step's time reads their rows of that step from that hour on (the index on step, bot, user and
+ *   hour). In a range from a later start: the users' rows of the step inside the range, joined.
  * So the read grows with the users who did step 1 in the range and their hours of the funnel's
  * steps in it, never with the history before the range.
  */
@@ -32,38 +34,87 @@ export async function funnelReport(
   const hours = d.table(USER_STEPS.name)
   const spans = d.table(STEP_SPANS.name)
   const r = hourRange(filter)
+  const to = r.to === null ? null : Number(r.to)
   const [first, ...rest] = filter.steps as [FunnelStep, ...FunnelStep[]]
   // Parameters in the order of the text.
   const params: unknown[] = [first.kind, first.name]
   const scope = scopeSql(d, filter, params, 's.bot')
+  // Each step's time is computed once per user: both databases would otherwise flatten a step into
+  // the next one and copy its expression (and any subquery in it) into every use of it. PostgreSQL:
+  // OFFSET 0 keeps the step a subquery of its own (its joins still planned with the rest, with the
+  // row estimates a materialised CTE loses); SQLite: the step is materialised. The steps are one
+  // chain of CTEs; only the counts come back.
+  const fence = d.name === 'postgres' ? ' OFFSET 0' : ''
+  const as = d.name === 'sqlite' ? 'AS MATERIALIZED' : 'AS'
+  // SQLite over a range from a later start: users who miss a step drop out of the chain (SQLite
+  // seeks per user, so fewer users is less work); the counts come from each step's CTE.
+  const dropOut = d.name === 'sqlite' && r.from !== 0
   // Step 1 over all time (a range from 0): each user's first time of it, one span row per user.
   // From a later start: the range's rows of the step, grouped per user (the index on step and hour).
   // SQLite: the range's hours, not every hour of the step in user order (which spares the sort).
   const rangeIndex = d.name === 'sqlite' ? ` INDEXED BY ${hours}_kind_name_hour` : ''
   const ctes = [
     r.from === 0
-      ? `f0 AS MATERIALIZED (SELECT s.bot, s.user_id, s.first_ts AS t FROM ${spans} s
-        WHERE s.kind = ? AND s.name = ?${scope}${r.to === null ? '' : ` AND s.first_ts < ${Number(r.to)}`})`
-      : `f0 AS MATERIALIZED (SELECT s.bot, s.user_id, min(s.first_ts) AS t FROM ${hours} s${rangeIndex}
-        WHERE s.kind = ? AND s.name = ?${scope} AND s.hour >= ${Number(r.from)}${r.to === null ? '' : ` AND s.hour < ${Number(r.to)}`}
+      ? `f0 ${as} (SELECT s.bot, s.user_id, s.first_ts AS t0 FROM ${spans} s
+        WHERE s.kind = ? AND s.name = ?${scope}${to === null ? '' : ` AND s.first_ts < ${to}`})`
+      : `f0 ${as} (SELECT s.bot, s.user_id, min(s.first_ts) AS t0 FROM ${hours} s${rangeIndex}
+        WHERE s.kind = ? AND s.name = ?${scope} AND s.hour >= ${Number(r.from)}${to === null ? '' : ` AND s.hour < ${to}`}
         GROUP BY s.bot, s.user_id)`,
   ]
-  // Each next step: those users' earliest time of it after the previous step's, from their rows of
-  // that step from the previous step's hour on (the index on step, user and hour: only that step's
-  // rows); the grouping happens in the database. CROSS JOIN: SQLite takes the previous step's users
-  // first (it read every row of the step otherwise); PostgreSQL still picks its join.
+  let cols = 'a.bot, a.user_id, a.t0'
   for (const [i, step] of rest.entries()) {
-    params.push(step.kind, step.name)
-    const within = r.to === null ? '' : ` AND s.hour < ${Number(r.to)}`
-    ctes.push(
-      `f${i + 1} AS MATERIALIZED (SELECT p.bot, p.user_id,
-        min(CASE WHEN s.first_ts > p.t THEN s.first_ts ELSE s.last_ts END) AS t
-      FROM f${i} p CROSS JOIN ${hours} s WHERE s.kind = ? AND s.name = ? AND s.bot = p.bot AND s.user_id = p.user_id
-        AND s.hour >= p.t - (p.t % ${HOUR_MS})${within} AND s.last_ts > p.t
-      GROUP BY p.bot, p.user_id)`,
-    )
+    const k = i + 1
+    const t = `a.t${i}`
+    const within = to === null ? '' : ` AND s.hour < ${to}`
+    // The earliest time of the step after t among the user's hourly rows of it from t's hour on.
+    const after = `min(CASE WHEN s.first_ts > ${t} THEN s.first_ts ELSE s.last_ts END)`
+    const rows = `s.kind = ? AND s.name = ? AND s.bot = a.bot AND s.user_id = a.user_id
+            AND s.hour >= ${t} - (${t} % ${HOUR_MS})${within} AND s.last_ts > ${t}`
+    if (r.from === 0) {
+      // All time: from the step's span (the user's first and last time of it ever, one row per
+      // user, joined — not a walk through their hours):
+      // - no span, or its last time at or before t: the step never came after t;
+      // - its first time after t: that is the earliest after t (kept if inside the range);
+      // - first at or before t and last after it (done both before and after t): that user's
+      //   hourly rows of the step from t's hour on (the index on step, bot, user and hour), a
+      //   subquery that runs for those users only.
+      params.push(step.kind, step.name, step.kind, step.name)
+      ctes.push(
+        `f${k} ${as} (SELECT ${cols}, CASE
+        WHEN ${t} IS NULL OR x.last_ts IS NULL OR x.last_ts <= ${t} THEN NULL
+        WHEN x.first_ts > ${t} THEN ${to === null ? 'x.first_ts' : `CASE WHEN x.first_ts < ${to} THEN x.first_ts END`}
+        ELSE (SELECT ${after} FROM ${hours} s WHERE ${rows})
+      END AS t${k}
+      FROM f${i} a LEFT JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id${fence})`,
+      )
+    } else if (dropOut) {
+      // SQLite, a range from a later start: each user's hourly rows of the step inside the range
+      // from t's hour on (the index on step, bot, user and hour: a seek per user); a user who
+      // never took it drops out (the next step seeks only those who reached this one). CROSS
+      // JOIN: SQLite takes the users first (it read every row of the step otherwise).
+      params.push(step.kind, step.name)
+      ctes.push(
+        `f${k} AS MATERIALIZED (SELECT a.bot, a.user_id, ${after} AS t${k}
+      FROM f${i} a CROSS JOIN ${hours} s WHERE ${rows} GROUP BY a.bot, a.user_id)`,
+      )
+    } else {
+      // PostgreSQL, a range from a later start: the user's hourly rows of the step inside the range
+      // from t's hour on, joined — PostgreSQL hash-joins the range's rows of the step (the index on
+      // step and hour). The spans do not pay here: in a range most users of a common step took it
+      // before t as well.
+      params.push(step.kind, step.name)
+      ctes.push(
+        `f${k} ${as} (SELECT ${cols}, ${after} AS t${k}
+      FROM f${i} a LEFT JOIN ${hours} s ON ${rows} AND s.hour >= ${Number(r.from)}
+      GROUP BY ${cols}${fence})`,
+      )
+    }
+    cols += `, a.t${k}`
   }
-  const counts = filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
+  const last = filter.steps.length - 1
+  const counts = dropOut
+    ? filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
+    : `${filter.steps.map((_, i) => (i === 0 ? 'count(*) AS n0' : `count(t${i}) AS n${i}`)).join(', ')} FROM f${last}`
   const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
   return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: num(row?.[`n${i}`]) }))
 }

@@ -104,6 +104,23 @@ export function redactUrl(url: string): string {
 
 const CHANNEL = 'convotrack_changes'
 const ignore = (): void => {}
+
+/**
+ * The pool's settings. Each new connection turns JIT compilation off before the pool hands it
+ * out (pg-pool's `onConnect`, awaited; not in `@types/pg` yet): the collector's reads are short,
+ * and a plan the server estimates as costly (a funnel over many users) spent ~2 s compiling
+ * before it ran (PostgreSQL's default `jit_above_cost`). A server that refuses the setting (before
+ * PostgreSQL 11) keeps its connection as it is.
+ */
+function poolConfig(config: pg.ClientConfig, max: number): pg.PoolConfig {
+  const settings: pg.PoolConfig & { onConnect: (client: pg.PoolClient) => Promise<void> } = {
+    ...config,
+    max,
+    idleTimeoutMillis: 30_000,
+    onConnect: (client) => client.query('SET jit = off').then(ignore, ignore),
+  }
+  return settings
+}
 /** Message ids per notification: the payload stays far below PostgreSQL's 8 000-byte limit. */
 const IDS_PER_NOTIFY = 400
 /** SQLSTATEs and socket errors that mean "the database is not there right now". */
@@ -268,7 +285,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     // query) and the client stops waiting (query_timeout, a server that does not answer at all).
     const config: pg.ClientConfig = { ...base, statement_timeout: queryTimeout, query_timeout: queryTimeout }
     const heartbeat = positiveMs(options.listenHeartbeatMs, 'listenHeartbeatMs', DEFAULT_LISTEN_HEARTBEAT_MS)
-    const pool = new pg.Pool({ ...config, max: options.maxConnections ?? 10, idleTimeoutMillis: 30_000 })
+    const pool = new pg.Pool(poolConfig(config, options.maxConnections ?? 10))
     // An idle client whose server went away emits here; the pool drops it. Without a listener it would crash the process.
     pool.on('error', ignore)
     const zones = retentionZones(options.retentionZones)
