@@ -58,7 +58,8 @@ export interface Collector {
   readonly metrics: CollectorMetrics
   /**
    * Runs the auto-resume check now (it also runs every `handoffCheckMs`) as of `now` (epoch ms,
-   * default the clock's): resolves to the conversations this call resumed.
+   * default the clock's): resolves to the conversations this call resumed. With `now`, a check
+   * already running (the timer's) is waited for, then this one runs as of `now`.
    */
   resumeIdle(now?: number): Promise<ResumedConversation[]>
   /** Stops listening, ends live streams and closes the store it opened. */
