@@ -101,7 +101,7 @@ export async function expectFunnelRecount(
   ranges: ReadonlyArray<{ from: number; to: number }>,
 ) {
   const walk = busiestWalk(all)
-  // All time with an end too: the steps from the spans, bounded by \`to\`.
+  // All time with an end too: the steps from the spans, bounded by `to`.
   const qs = [
     {},
     ...ranges,
