@@ -6,13 +6,13 @@
  * works through the instance the browser talks to.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTracker, generateWebhookSecret, type Tracker } from '@convotrack/core'
 import pg from 'pg'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freeStablePort } from '../../../test/support/stable-port'
 import { openBrowserPage, requireChromium, screenshot } from './support/browser'
 import { type ChatBot, startChatBot } from './support/chat-bot'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -30,17 +30,6 @@ let pageErrors: string[] = []
 
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 20_000, interval: 100 })
 const shot = (name: string) => screenshot(page, name)
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 /** `convotrack-collector --db postgres://…` as a child process; resolves once it listens. */
 async function startCollectorProcess(port: number, bots: string[]) {
@@ -80,7 +69,7 @@ beforeAll(async () => {
   requireChromium()
   server = await startPostgres()
   db = await server.createDatabase()
-  const [portA, portB] = [await freePort(), await freePort()]
+  const [portA, portB] = [await freeStablePort(), await freeStablePort()]
   const shopSecret = generateWebhookSecret()
   const helpSecret = generateWebhookSecret()
   // The shop bot tracks into instance A, the help bot into instance B.

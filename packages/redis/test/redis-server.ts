@@ -21,9 +21,6 @@ export interface RedisServer {
 const MISSING =
   'redis-server is not on PATH. These tests run against a real Redis: install it (Debian: `apt-get install -y redis-server`) and run again.'
 
-/** A free port outside the ephemeral range: nothing else is given it while the server is stopped. */
-export const freePort = freeStablePort
-
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1')
@@ -45,7 +42,8 @@ function ping(port: number): Promise<boolean> {
 export async function startRedisServer(): Promise<RedisServer> {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
   if (probe.error || probe.status !== 0) throw new Error(MISSING)
-  const port = await freePort()
+  // Outside the ephemeral range: nothing else is given the port while the server is stopped.
+  const port = await freeStablePort()
   let child: ChildProcess | undefined
 
   const start = async () => {

@@ -5,11 +5,11 @@
  */
 import { execFile } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
+import { freeStablePort } from '../../../../test/support/stable-port'
 
 const run = promisify(execFile)
 
@@ -55,17 +55,6 @@ export function postgresBinDir(): string {
   return join(root, versions[0] as string, 'bin')
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
 let counter = 0
 
 /**
@@ -86,7 +75,7 @@ export async function startPostgres(options: { dir?: string } = {}): Promise<Pos
   if (asRoot) chownSync(dir, ...postgresIds())
   if (!existsSync(join(data, 'PG_VERSION')))
     await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C.UTF-8'])
-  const port = await freePort()
+  const port = await freeStablePort()
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`
   let running = false
