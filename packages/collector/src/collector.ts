@@ -10,6 +10,7 @@ import type { Logger } from 'pino'
 import { accessControl, validateAuth } from './access/auth'
 import { type BotInfo, BotRegistry, DEMO_BOT } from './access/bot-registry'
 import { RequestError } from './errors'
+import { DEFAULT_REPORT_WAIT_MS } from './http/analytics-api'
 import { dashboardApi } from './http/dashboard-api'
 import { handoffApi } from './http/handoff-api'
 import { checkLlmOptions } from './http/llm-details'
@@ -149,6 +150,9 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
   const handoffCheckMs = options.handoffCheckMs ?? 5_000
   if (!(typeof handoffCheckMs === 'number' && handoffCheckMs > 0))
     throw new TypeError('handoffCheckMs must be a positive number')
+  const reportWaitMs = options.reportWaitMs ?? DEFAULT_REPORT_WAIT_MS
+  if (!(typeof reportWaitMs === 'number' && Number.isFinite(reportWaitMs) && reportWaitMs >= 0))
+    throw new TypeError('reportWaitMs must be a number of milliseconds, 0 or more')
   if (options.publicUrl !== undefined && !/^https?:\/\//.test(options.publicUrl))
     throw new TypeError('publicUrl must be an http(s) URL')
   checkLlmOptions(options)
@@ -258,6 +262,7 @@ export async function startCollector(options: CollectorOptions = {}): Promise<Co
       handoffs,
       traceUrl: options.traceUrl,
       llmPrices: options.llmPrices,
+      reportWaitMs,
       messenger: {
         list: () => [...pages.values()].map((p) => ({ pageId: p.pageId, bot: botForPage(p) })),
         connect: async (page) => {

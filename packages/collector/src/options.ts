@@ -191,6 +191,13 @@ export interface CollectorOptions {
   handoff?: HandoffOptions
   /** How often the auto-resume check runs, ms. Default 5 000. */
   handoffCheckMs?: number
+  /**
+   * How long a funnel request waits for its answer (ms, default 2 000). A funnel follows every
+   * user of its first step, so over a large audience its computation runs off the request path:
+   * past this wait the route answers with the previous answer (`refreshing: true`, `asOf`) or,
+   * the first time, `202 { preparing: true }` with `Retry-After`, and the dashboard asks again.
+   */
+  reportWaitMs?: number
   /** Alerts when a conversation enters the handoff queue. */
   alerts?: AlertOptions[]
   /** Retry policy of alerts. Default 5 attempts, 500 ms backoff step, 5 s per attempt. */

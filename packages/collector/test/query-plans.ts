@@ -12,7 +12,7 @@ import { funnelReport, overviewReport, pathsReport, retentionReport } from '../s
 import { rebuildAnalytics, rebuildSteps } from '../src/reports/analytics-writes'
 import { rebuildConversationStarts } from '../src/reports/conversation-starts'
 import type { Dialect, Query } from '../src/reports/dialect'
-import { recentQuery, transcriptQuery } from '../src/reports/message-queries'
+import { lastMessageIdQuery, recentQuery, transcriptQuery } from '../src/reports/message-queries'
 import { rebuildPhraseDays } from '../src/reports/nh-phrase-days'
 import { rebuildPaths } from '../src/reports/path-prefixes'
 import { floorHour } from '../src/reports/range'
@@ -195,6 +195,8 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
   }
   out.push({ name: 'transcript', q: transcriptQuery(d, 'shop', 'user-7', 500) })
   out.push({ name: 'transcript page back', q: transcriptQuery(d, 'shop', 'user-7', 500, later) })
+  // The funnel route's mark of what the store holds (a kept answer is fresh while it stays).
+  out.push({ name: 'newest message id', q: lastMessageIdQuery(d) })
   return out
 }
 

@@ -29,7 +29,7 @@ function renderSteps() {
       h(
         'li',
         { 'data-testid': 'funnel-step' },
-        `${i + 1}. ${s} `,
+        `${s} `,
         h(
           'button',
           {
@@ -47,11 +47,53 @@ function renderSteps() {
   )
 }
 
+/** The pending re-ask while the funnel is counted (a new run replaces it). */
+let retry
+
+/**
+ * The report. A funnel over a large audience is counted off the request path: 202 the first
+ * time (`Retry-After` says when to ask again), later the previous answer while a newer one is
+ * counted (`refreshing`, `asOf`).
+ */
+async function fetchReport() {
+  const res = await fetch(`api/reports/funnel${reportQuery({ steps: steps.join(',') })}`)
+  const body = await res.json().catch(() => ({}))
+  if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`)
+  return { body, retryS: Number(res.headers.get('Retry-After')) || 2 }
+}
+
+/** Asks again in `seconds` (a failed re-ask waits for the next run). */
+function askAgain(seconds) {
+  retry = setTimeout(() => run().catch(() => {}), seconds * 1000)
+}
+
 async function run() {
+  clearTimeout(retry)
   if (steps.length === 0) return
-  const { steps: lines } = await getJson(`api/reports/funnel${reportQuery({ steps: steps.join(',') })}`)
+  const { body, retryS } = await fetchReport()
+  if (body.preparing) {
+    $('#funnel-result').replaceChildren(
+      h(
+        'p',
+        { class: 'empty', 'data-testid': 'funnel-preparing' },
+        'Counting this funnel: it follows every user of its first step, which takes a while over a large ',
+        'audience. The table fills in when it is done.',
+      ),
+    )
+    return askAgain(retryS)
+  }
+  const lines = body.steps
   const top = Math.max(1, lines[0]?.users ?? 0)
+  const note = body.refreshing
+    ? h(
+        'p',
+        { class: 'muted', 'data-testid': 'funnel-as-of' },
+        `As of ${new Date(body.asOf).toLocaleTimeString()}; newer figures are being counted.`,
+      )
+    : ''
+  if (body.refreshing) askAgain(retryS)
   $('#funnel-result').replaceChildren(
+    note,
     h(
       'table',
       { class: 'report' },

@@ -5,6 +5,7 @@
  */
 import type { Request, Router } from 'express'
 import { RequestError } from '../errors'
+import type { LiveFeed } from '../live/live-feed'
 import {
   type FunnelStep,
   FunnelStepsError,
@@ -12,8 +13,11 @@ import {
   parseFunnelSteps,
   type RetentionReport,
 } from '../reports/analytics-queries'
+import type { FunnelLine } from '../reports/analytics-types'
+import { AnswerCache } from '../reports/answer-cache'
 import { PERIODS, type Period } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
+import { hourRange } from '../reports/range'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
 import type { RecordStore } from '../store/store'
 import { col, intParam, isoTime, readOf, sendReport } from './read-params'
@@ -31,8 +35,40 @@ function periodOf(req: Request): Period {
   throw new RequestError(400, 'invalid_request', 'query `period` must be day, week or month', 'period')
 }
 
-/** Adds the analytics routes to the dashboard API router. */
-export function analyticsRoutes(api: Router, store: RecordStore): void {
+/** How long a funnel request waits for its computation before answering without it (`reportWaitMs`). */
+export const DEFAULT_REPORT_WAIT_MS = 2_000
+
+/** The statement bound of a funnel computed off the request path (PostgreSQL), at least `queryTimeoutMs`. */
+export const FUNNEL_BUDGET_MS = 60_000
+
+/** A kept funnel answer is computed again after this long even when no change was seen (writes of other processes). */
+export const FUNNEL_MAX_AGE_MS = 60_000
+
+/** Events of the live feed that change what a funnel counts. */
+const FUNNEL_CHANGES = new Set(['message', 'erase', 'expire'])
+
+/**
+ * Adds the analytics routes to the dashboard API router. `changes`: the live feed (every stored
+ * message, erasure and expiry, this collector's and, on a shared PostgreSQL, the others'), which
+ * tells the kept funnel answers they are behind.
+ */
+export function analyticsRoutes(
+  api: Router,
+  store: RecordStore,
+  options: { changes?: LiveFeed; reportWaitMs?: number } = {},
+): void {
+  // Funnels follow each user of their first step: over a large audience a computation can take
+  // seconds, so it runs off the request path and its answer is kept (answer-cache.ts).
+  const funnels = new AnswerCache<FunnelLine[]>({
+    waitMs: options.reportWaitMs ?? DEFAULT_REPORT_WAIT_MS,
+    maxAgeMs: FUNNEL_MAX_AGE_MS,
+    maxEntries: 200,
+    concurrency: 2,
+  })
+  options.changes?.watch((event) => {
+    if (FUNNEL_CHANGES.has(event)) funnels.changed()
+  })
+
   api.get('/reports/overview', async (req, res) => {
     const filter = readOf(req, res)
     const report = await store.overview(filter)
@@ -93,11 +129,20 @@ export function analyticsRoutes(api: Router, store: RecordStore): void {
       throw e
     }
     const filter = readOf(req, res)
-    const lines = await store.funnel({ ...filter, steps })
-    sendReport(req, res, 'funnel', { from: filter.from, to: filter.to, tz: filter.tz, steps: lines }, lines, [
-      col('step', (l) => l.step),
-      col('users', (l) => l.users),
-    ])
+    // The funnel reads whole hours: requests within the same hours share an answer.
+    const hours = hourRange(filter)
+    const key = JSON.stringify([filter.bot ?? null, filter.bots ?? null, hours.from, hours.to, steps])
+    // Messages stored since (by any process) make a kept answer old; a store without the mark relies on the feed and the age.
+    const mark = String((await store.lastMessageId?.()) ?? '')
+    const answer = await funnels.get(key, mark, () => store.funnel({ ...filter, steps, budgetMs: FUNNEL_BUDGET_MS }))
+    const range = { from: filter.from, to: filter.to, tz: filter.tz }
+    if (answer.state === 'preparing') res.status(202).setHeader('Retry-After', String(PREPARING_RETRY_S))
+    const lines = answer.state === 'ready' ? answer.value : []
+    const body =
+      answer.state === 'ready'
+        ? { ...range, steps: lines, asOf: answer.asOf, refreshing: answer.refreshing }
+        : { ...range, steps: lines, preparing: true }
+    sendReport(req, res, 'funnel', body, lines, [col('step', (l) => l.step), col('users', (l) => l.users)])
   })
 
   api.get('/reports/paths', async (req, res) => {

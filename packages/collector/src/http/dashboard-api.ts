@@ -49,6 +49,8 @@ export function dashboardApi(deps: {
   traceUrl?: string | undefined
   /** `llmPrices` option: cost next to tokens. */
   llmPrices?: Record<string, LlmPrice> | undefined
+  /** `reportWaitMs` option: how long a funnel request waits for its answer. */
+  reportWaitMs?: number
 }): Router {
   const api = express.Router()
   api.use(express.json({ limit: '64kb' }))
@@ -254,7 +256,10 @@ export function dashboardApi(deps: {
       col('events', (r) => r.events),
     ])
   })
-  analyticsRoutes(api, deps.store)
+  analyticsRoutes(api, deps.store, {
+    changes: deps.feed,
+    ...(deps.reportWaitMs === undefined ? {} : { reportWaitMs: deps.reportWaitMs }),
+  })
 
   api.post('/pause', async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>

@@ -19,6 +19,7 @@ interface Client {
  */
 export class LiveFeed {
   private readonly clients = new Set<Client>()
+  private readonly watchers = new Set<(event: string, bot: string | undefined) => void>()
   private readonly heartbeat: NodeJS.Timeout
 
   constructor(heartbeatMs = 15_000) {
@@ -56,8 +57,18 @@ export class LiveFeed {
     req.on('close', () => this.clients.delete(client))
   }
 
+  /**
+   * Calls `listener` with the name of every event published (local and bridged from other
+   * collectors), open streams or not. Returns the function that stops it.
+   */
+  watch(listener: (event: string, bot: string | undefined) => void): () => void {
+    this.watchers.add(listener)
+    return () => this.watchers.delete(listener)
+  }
+
   /** Sends an event to every stream (those filtered on another bot skip it). */
   publish(event: string, data: unknown, bot?: string): void {
+    for (const w of this.watchers) w(event, bot)
     if (this.clients.size === 0) return
     const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
     for (const c of this.clients) {

@@ -7,20 +7,34 @@ import type { RecordStore } from '../store/store'
 import { clampLimit } from '../store/store-rows'
 import { funnelReport, overviewReport, pathsReport, retentionReport } from './analytics-queries'
 import type { Dialect } from './dialect'
+import { lastMessageIdQuery } from './message-queries'
 import type { Exec } from './report-queries'
 import { readyZones } from './retention-zone-demand'
 import { searchPage } from './search-page'
 
 /** The analytics reads of a store. */
-export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'search' | 'paths' | 'funnel'>
+export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'search' | 'paths' | 'funnel'> &
+  Required<Pick<RecordStore, 'lastMessageId'>>
 
-export function analyticsReads(d: Dialect, exec: Exec, gapMs: number, zones: readonly string[]): AnalyticsReads {
+/**
+ * `execWithin(ms)`: runs a statement with its own bound instead of the store's (PostgreSQL), for
+ * a read made off the request path (`budgetMs`); absent, `exec` runs every read.
+ */
+export function analyticsReads(
+  d: Dialect,
+  exec: Exec,
+  gapMs: number,
+  zones: readonly string[],
+  execWithin?: (ms: number) => Exec,
+): AnalyticsReads {
   return {
     overview: (filter) => overviewReport(d, exec, filter, gapMs),
     // The option's zones and the prepared ones kept on demand (read per request: another collector may have prepared one).
     retention: async (filter) => retentionReport(d, exec, filter, await readyZones(d, exec, zones)),
     paths: (filter) => pathsReport(d, exec, filter),
-    funnel: (filter) => funnelReport(d, exec, filter),
+    funnel: (filter) =>
+      funnelReport(d, filter.budgetMs !== undefined && execWithin ? execWithin(filter.budgetMs) : exec, filter),
+    lastMessageId: async () => Number((await exec(lastMessageIdQuery(d)))[0]?.id ?? 0),
     search: (filter) => searchPage(d, exec, { ...filter, limit: clampLimit(filter.limit, 50) }),
   }
 }

@@ -64,6 +64,11 @@ export function recentQuery(d: Dialect, filter: ReadFilter & { afterId?: number 
   }
 }
 
+/** The newest stored message's id (`id`; null when there is none): the primary key's last entry. */
+export function lastMessageIdQuery(d: Dialect): Query {
+  return { sql: `SELECT max(id) AS id FROM ${d.table('messages')}`, params: [] }
+}
+
 /**
  * A transcript page: the latest `limit` messages (event time, then arrival) before the message
  * `beforeId` when given, oldest first.

@@ -68,6 +68,10 @@ export abstract class StoreReads implements ReportReads, AnalyticsReads {
     return this.analytics.funnel(filter)
   }
 
+  lastMessageId(): Promise<number> {
+    return this.analytics.lastMessageId()
+  }
+
   paths(filter: Parameters<AnalyticsReads['paths']>[0]): ReturnType<AnalyticsReads['paths']> {
     return this.analytics.paths(filter)
   }

@@ -317,8 +317,17 @@ export interface RecordStore extends HandoffStore {
    * for a query without a word.
    */
   search(filter: ReadFilter & { q: string; limit?: number; cursor?: string }): Promise<SearchHit[]>
-  /** Users who did each step in order within the range (`steps`: intents of incoming messages, event names). */
-  funnel(filter: ReadFilter & { steps: readonly FunnelStep[] }): Promise<FunnelLine[]>
+  /**
+   * Users who did each step in order within the range (`steps`: intents of incoming messages, event names).
+   * `budgetMs`: the statement bound of this read when it runs off the request path (PostgreSQL:
+   * instead of `queryTimeoutMs`; SQLite has none).
+   */
+  funnel(filter: ReadFilter & { steps: readonly FunnelStep[]; budgetMs?: number }): Promise<FunnelLine[]>
+  /**
+   * The newest stored message's id (0 when there is none): a cheap mark of what the store holds,
+   * which tells a kept report answer whether messages came since (from any process).
+   */
+  lastMessageId?(): Promise<number>
   /** The most common first `depth` incoming intents of sessions started in the range (at most `limit` paths). */
   paths(filter: ReadFilter & { depth: number; limit: number }): Promise<PathLine[]>
   /** Retention cohorts by `period` (day, week, month in `tz`); `now` ends an open range. */

@@ -261,6 +261,13 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
       gapMs,
       zones,
+      // A read off the request path: its own statement bound (a transaction's SET LOCAL), at least queryTimeoutMs.
+      (ms) =>
+        (q: Query): Promise<Row[]> =>
+          this.transaction(
+            async (sql) => (await sql.query<Row>(d.sql(q.sql), q.params)).rows,
+            Math.max(ms, this.queryTimeoutMs),
+          ),
     )
   }
 

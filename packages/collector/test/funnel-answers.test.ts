@@ -1,0 +1,186 @@
+/**
+ * The funnel route's answers computed off the request path (answer-cache.ts), through a real
+ * collector on 127.0.0.1 port 0 over a real SQLite store whose funnel the test holds back: 202
+ * `preparing` the first time, the answer once counted, kept while nothing changed, the previous
+ * answer (`refreshing`, `asOf`) while a slow funnel is counted again after new messages, fresh
+ * answers right after ingest and erasure for a funnel that counts fast, 503 for a store fault.
+ * And on PostgreSQL: a funnel off the request path runs under its own statement bound, not the
+ * store's `queryTimeoutMs`.
+ */
+import { type Collector, PgRecordStore, StoreUnavailableError, startCollector } from '@convotrack/collector'
+import pg from 'pg'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { item } from './store-contract'
+import { heldStore } from './support/held-funnel'
+import { type PostgresServer, startPostgres } from './support/postgres'
+
+let collector: Collector | undefined
+afterEach(async () => {
+  await collector?.close()
+  collector = undefined
+})
+
+const track = (c: Collector, userId: string, intent: string) =>
+  fetch(`${c.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=shop-key`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userId, text: `${intent} from ${userId}`, intent: { name: intent } }),
+  }).then((r) => expect(r.status).toBe(201))
+
+const funnel = async (c: Collector, steps: string, extra = '') => {
+  const res = await fetch(`${c.url}/api/reports/funnel?steps=${steps}&all=1${extra}`)
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() }
+}
+const json = (r: { body: string }) =>
+  JSON.parse(r.body) as {
+    steps: Array<{ step: string; users: number }>
+    asOf?: number
+    refreshing?: boolean
+    preparing?: boolean
+  }
+const users = (r: { body: string }) => json(r).steps.map((s) => s.users)
+
+describe('GET /api/reports/funnel, counted off the request path', () => {
+  it('202 the first time past the wait, then the answer, kept; after new messages the previous answer while it is counted again', async () => {
+    const { store, state, release } = heldStore()
+    collector = await startCollector({
+      port: 0,
+      log: false,
+      store,
+      reportWaitMs: 50,
+      bots: [{ name: 'shop', apiKey: 'shop-key' }],
+    })
+    const c = collector
+    await track(c, 'ada', 'greet')
+    state.held = true
+    const first = await funnel(c, 'intent:greet')
+    expect(first.status).toBe(202)
+    expect(first.retryAfter).toBe('2')
+    expect(json(first)).toMatchObject({ steps: [], preparing: true })
+    // The CSV of a funnel being counted: its header row, also 202; the same computation.
+    const csv = await funnel(c, 'intent:greet', '&format=csv')
+    expect(csv.status).toBe(202)
+    expect(csv.body.trim()).toBe('step,users')
+    expect(state.calls).toBe(1)
+    // Off the request path, a funnel gets its own statement bound.
+    expect(state.budgets).toEqual([60_000])
+
+    const counted = Date.now()
+    release()
+    const ready = await funnel(c, 'intent:greet')
+    expect(ready.status).toBe(200)
+    expect(json(ready)).toMatchObject({ steps: [{ step: 'intent:greet', users: 1 }], refreshing: false })
+    expect(json(ready).asOf).toBeLessThanOrEqual(counted)
+    // Kept while nothing changed: no computation.
+    expect(users(await funnel(c, 'intent:greet'))).toEqual([1])
+    expect(state.calls).toBe(1)
+
+    // New messages: this funnel was slow (held past the wait), so the previous answer at once…
+    await track(c, 'bob', 'greet')
+    const behind = await funnel(c, 'intent:greet')
+    expect(behind.status).toBe(200)
+    expect(json(behind)).toMatchObject({ steps: [{ users: 1 }], refreshing: true, asOf: json(ready).asOf })
+    expect(state.calls).toBe(2)
+    // …and the newer answer once counted.
+    release()
+    await expect
+      .poll(async () => {
+        const r = json(await funnel(c, 'intent:greet'))
+        return [r.steps[0]?.users, r.refreshing]
+      })
+      .toEqual([2, false])
+    expect(state.calls).toBe(2)
+  })
+
+  it('a funnel that counts within the wait answers fresh right after ingest and after an erasure', async () => {
+    const { store, state } = heldStore()
+    collector = await startCollector({ port: 0, log: false, store, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
+    const c = collector
+    await track(c, 'ada', 'greet')
+    await track(c, 'bob', 'greet')
+    await track(c, 'bob', 'buy')
+    expect(users(await funnel(c, 'intent:greet,intent:buy'))).toEqual([2, 1])
+    await track(c, 'ada', 'buy')
+    expect(users(await funnel(c, 'intent:greet,intent:buy'))).toEqual([2, 2])
+    expect(users(await funnel(c, 'intent:greet,intent:buy'))).toEqual([2, 2])
+    expect(state.calls).toBe(2)
+    // Bob's messages are not the newest: the store's newest id does not move, the erasure is told by the feed.
+    const erased = await fetch(`${c.url}/api/users/bob?bot=shop`, { method: 'DELETE' })
+    expect(erased.status).toBe(200)
+    const after = json(await funnel(c, 'intent:greet,intent:buy'))
+    expect(after).toMatchObject({ steps: [{ users: 1 }, { users: 1 }], refreshing: false })
+    expect(state.calls).toBe(3)
+  })
+
+  it('answers 503 with Retry-After when the store fails the computation, then counts again', async () => {
+    const { store, state } = heldStore()
+    collector = await startCollector({ port: 0, log: false, store, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
+    const c = collector
+    await track(c, 'ada', 'greet')
+    state.fault = new StoreUnavailableError('PostgreSQL does not answer in time')
+    const down = await funnel(c, 'intent:greet')
+    expect(down.status).toBe(503)
+    expect(down.retryAfter).not.toBeNull()
+    expect(down.body).toContain('store_unavailable')
+    state.fault = undefined
+    expect(users(await funnel(c, 'intent:greet'))).toEqual([1])
+  })
+})
+
+describe('PostgreSQL: a funnel off the request path has its own statement bound', () => {
+  let server: PostgresServer | undefined
+  const opened: Array<{ close(): Promise<void> }> = []
+  afterAll(async () => {
+    for (const s of opened.splice(0)) await s.close()
+    await server?.destroy()
+  })
+
+  it('a funnel held past queryTimeoutMs is a store fault; with budgetMs it waits and answers', async () => {
+    server = await startPostgres()
+    const url = await server.createDatabase()
+    const store = await PgRecordStore.open(url, { queryTimeoutMs: 300 })
+    opened.push(store)
+    const now = Date.now()
+    const add = (i: ReturnType<typeof item>) => store.add(i.record, i.messages)
+    await add(
+      item(
+        'shop',
+        'universal',
+        'incoming',
+        { userId: 'ada', text: 'hi', intent: { name: 'greet' } },
+        { at: now - 60_000 },
+      ),
+    )
+    await add(
+      item(
+        'shop',
+        'universal',
+        'incoming',
+        { userId: 'ada', text: 'buy', intent: { name: 'buy' } },
+        { at: now - 1_000 },
+      ),
+    )
+    const steps = [
+      { kind: 'intent', name: 'greet' },
+      { kind: 'intent', name: 'buy' },
+    ] as const
+    expect((await store.funnel({ steps })).map((l) => l.users)).toEqual([1, 1])
+
+    // Another session holds the funnel's tables: the funnel waits for the lock.
+    const locker = new pg.Client({ connectionString: url })
+    await locker.connect()
+    opened.push({ close: () => locker.end() })
+    const tables = await locker.query<{ t: string }>(
+      `SELECT tablename AS t FROM pg_tables WHERE tablename LIKE '%rollup_user_steps' OR tablename LIKE '%rollup_spans'`,
+    )
+    expect(tables.rows.length).toBe(2)
+    await locker.query('BEGIN')
+    await locker.query(`LOCK TABLE ${tables.rows.map((r) => r.t).join(', ')} IN ACCESS EXCLUSIVE MODE`)
+    await expect(store.funnel({ steps })).rejects.toBeInstanceOf(StoreUnavailableError)
+    const within = store.funnel({ steps, budgetMs: 30_000 })
+    // Past the store's own bound, still waiting: then the lock goes and the answer comes.
+    await new Promise((r) => setTimeout(r, 900))
+    await locker.query('ROLLBACK')
+    expect((await within).map((l) => l.users)).toEqual([1, 1])
+  })
+})
