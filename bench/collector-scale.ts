@@ -392,7 +392,7 @@ async function main(): Promise<void> {
     }
     const rows: Array<{ read: string; timings: Timing[] }> = []
     for (const [name, path] of ANALYTICS ? READS : READS.slice(0, CORE_READS)) {
-      if (path.startsWith('reports/funnel')) {
+      if (path.startsWith('reports/funnel') || path === 'reports/overview') {
         // Counted off the request path and kept (answer-cache.ts): the time to its first answer, then the reads.
         const first: Timing[] = []
         for (const [, query] of RANGES) first.push(await firstAnswer(`${base}/api/${path}${query ? `&${query}` : ''}`))

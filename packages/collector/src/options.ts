@@ -192,10 +192,13 @@ export interface CollectorOptions {
   /** How often the auto-resume check runs, ms. Default 5 000. */
   handoffCheckMs?: number
   /**
-   * How long a funnel request waits for its answer (ms, default 2 000). A funnel follows every
-   * user of its first step, so over a large audience its computation runs off the request path:
-   * past this wait the route answers with the previous answer (`refreshing: true`, `asOf`) or,
-   * the first time, `202 { preparing: true }` with `Retry-After`, and the dashboard asks again.
+   * How long a funnel or overview request waits for its answer (ms, default 2 000). A funnel
+   * follows every user of its first step and the overview of a past range counts the distinct
+   * users of its days, so over a large audience their count runs off the request path: past this
+   * wait the route answers with the previous answer (`refreshing: true`, `asOf`) or, the first
+   * time, `202 { preparing: true }` with `Retry-After`, and the dashboard asks again.
+   *
+   * @example startCollector({ db: 'postgres://…', reportWaitMs: 1_000 })
    */
   reportWaitMs?: number
   /** Alerts when a conversation enters the handoff queue. */

@@ -7,6 +7,18 @@ export async function getJson(path) {
   return body
 }
 
+/**
+ * A report that may be counted off the request path: its body (202 `{ preparing: true }` while
+ * it is counted, or `refreshing` with an earlier answer) and `retryS`, the seconds its
+ * `Retry-After` says to wait before asking again.
+ */
+export async function getReport(path) {
+  const res = await fetch(path)
+  const body = await res.json().catch(() => ({}))
+  if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`)
+  return { body, retryS: Number(res.headers.get('Retry-After')) || 2 }
+}
+
 export async function postJson(path, payload) {
   const res = await fetch(path, {
     method: 'POST',

@@ -1,6 +1,6 @@
 // Funnel: build a sequence of steps from the intents and event names the bot has seen; the
 // answer is how many users did each step after the one before.
-import { getJson } from '../lib/api.js'
+import { getJson, getReport } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 
@@ -55,12 +55,7 @@ let retry
  * time (`Retry-After` says when to ask again), later the previous answer while a newer one is
  * counted (`refreshing`, `asOf`).
  */
-async function fetchReport() {
-  const res = await fetch(`api/reports/funnel${reportQuery({ steps: steps.join(',') })}`)
-  const body = await res.json().catch(() => ({}))
-  if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`)
-  return { body, retryS: Number(res.headers.get('Retry-After')) || 2 }
-}
+const fetchReport = () => getReport(`api/reports/funnel${reportQuery({ steps: steps.join(',') })}`)
 
 /** Asks again in `seconds` (a failed re-ask waits for the next run). */
 function askAgain(seconds) {

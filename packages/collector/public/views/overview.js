@@ -1,6 +1,6 @@
 // Overview, the dashboard's home: how many people use the bot, how often it coped without a
 // human, what they thought of it, with a sparkline per day.
-import { getJson } from '../lib/api.js'
+import { getReport } from '../lib/api.js'
 import { $, h, s } from '../lib/dom.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 
@@ -31,10 +31,34 @@ function tile(label, field, value, spark) {
   )
 }
 
+/** The pending re-ask while the overview is counted (a new load replaces it). */
+let retry
+
 async function load() {
-  const o = await getJson(`api/reports/overview${reportQuery()}`)
+  clearTimeout(retry)
+  // Counted off the request path over a large audience: 202 the first time, later an earlier answer while it is counted again.
+  const { body: o, retryS } = await getReport(`api/reports/overview${reportQuery()}`)
+  if (o.preparing || o.refreshing) retry = setTimeout(() => load().catch(() => {}), retryS * 1000)
+  if (o.preparing) {
+    $('#overview').replaceChildren(
+      h(
+        'p',
+        { class: 'empty', 'data-testid': 'overview-preparing' },
+        'Counting the overview of this range: its users are counted over every day of it, which takes a while ',
+        'over a large audience. The figures fill in when they are done.',
+      ),
+    )
+    return
+  }
   const days = o.days
   $('#overview').replaceChildren(
+    o.refreshing
+      ? h(
+          'p',
+          { class: 'muted', 'data-testid': 'overview-as-of' },
+          `As of ${new Date(o.asOf).toLocaleTimeString()}; newer figures are being counted.`,
+        )
+      : '',
     h(
       'div',
       { class: 'kpis' },

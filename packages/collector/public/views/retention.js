@@ -1,5 +1,6 @@
 // Retention: users first seen in each day / week / month of the range, and how many of them
 // were active 0, 1, 2… periods later.
+import { getReport } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { timeZone } from '../lib/range.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
@@ -9,12 +10,7 @@ let period = 'week'
 let retry
 
 /** The report; 202 while a zone kept on demand is prepared (`Retry-After` says when to ask again). */
-async function fetchReport() {
-  const res = await fetch(`api/reports/retention${reportQuery({ period })}`)
-  const body = await res.json().catch(() => ({}))
-  if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`)
-  return { body, retryS: Number(res.headers.get('Retry-After')) || 2 }
-}
+const fetchReport = () => getReport(`api/reports/retention${reportQuery({ period })}`)
 
 /** Shown instead of the table while the zone's cohorts are derived from the stored history. */
 function preparing(r, retryS) {

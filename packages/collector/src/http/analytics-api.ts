@@ -13,13 +13,14 @@ import {
   parseFunnelSteps,
   type RetentionReport,
 } from '../reports/analytics-queries'
-import type { FunnelLine } from '../reports/analytics-types'
+import type { FunnelLine, OverviewReport } from '../reports/analytics-types'
 import { AnswerCache } from '../reports/answer-cache'
 import { PERIODS, type Period } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
 import { hourRange } from '../reports/range'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
 import type { RecordStore } from '../store/store'
+import type { CsvColumn } from './csv'
 import { col, intParam, isoTime, readOf, sendReport } from './read-params'
 
 /** Seconds a client waits before asking again for a retention zone being prepared. */
@@ -35,69 +36,95 @@ function periodOf(req: Request): Period {
   throw new RequestError(400, 'invalid_request', 'query `period` must be day, week or month', 'period')
 }
 
-/** How long a funnel request waits for its computation before answering without it (`reportWaitMs`). */
+/** How long a funnel or overview request waits for its count before answering without it (`reportWaitMs`). */
 export const DEFAULT_REPORT_WAIT_MS = 2_000
 
-/** The statement bound of a funnel computed off the request path (PostgreSQL), at least `queryTimeoutMs`. */
-export const FUNNEL_BUDGET_MS = 60_000
+/** The statement bound of a read counted off the request path (PostgreSQL), at least `queryTimeoutMs`. */
+export const KEPT_READ_BUDGET_MS = 60_000
 
-/** A kept funnel answer is computed again after this long even when no change was seen (writes of other processes). */
-export const FUNNEL_MAX_AGE_MS = 60_000
+/** A kept answer is counted again this long after its count even when no change was seen (writes of other processes). */
+export const KEPT_ANSWER_MAX_AGE_MS = 60_000
 
-/** Events of the live feed that change what a funnel counts. */
-const FUNNEL_CHANGES = new Set(['message', 'erase', 'expire'])
+/**
+ * Events of the live feed that change what the kept answers count: deletions (messages also move
+ * the store's newest id, which the mark reads).
+ */
+const KEPT_ANSWER_CHANGES = new Set(['message', 'erase', 'expire'])
+
+/** One CSV row of the overview: the report with its range. */
+type OverviewRow = OverviewReport & { from: number; to: number | null }
+
+const OVERVIEW_COLUMNS: ReadonlyArray<CsvColumn<OverviewRow>> = [
+  col('from', (r) => isoTime(r.from)),
+  col('to', (r) => (r.to === null ? '' : isoTime(r.to))),
+  col('users', (r) => r.users),
+  col('newUsers', (r) => r.newUsers),
+  col('returningUsers', (r) => r.returningUsers),
+  col('sessions', (r) => r.sessions),
+  col('conversations', (r) => r.conversations),
+  col('messages', (r) => r.messages),
+  col('incoming', (r) => r.incoming),
+  col('outgoing', (r) => r.outgoing),
+  col('notHandled', (r) => r.notHandled),
+  col('notHandledRate', (r) => r.notHandledRate),
+  col('handoffs', (r) => r.handoffs),
+  col('containmentRate', (r) => r.containmentRate),
+  col('feedbackCount', (r) => r.feedback.count),
+  col('feedbackAverage', (r) => r.feedback.average),
+]
+
+/**
+ * The store's mark of what it holds: its newest message id ('' for a store without one: the feed
+ * and the age then), and with `audit` the audit log's newest entry (the overview's handoffs are
+ * its pauses, operator messages and claims, written as the action answers — after the live feed
+ * told the dashboards).
+ */
+async function markOf(store: RecordStore, audit = false): Promise<string> {
+  const id = String((await store.lastMessageId?.()) ?? '')
+  return audit ? `${id}:${(await store.audit({ limit: 1 }))[0]?.id ?? 0}` : id
+}
 
 /**
  * Adds the analytics routes to the dashboard API router. `changes`: the live feed (every stored
  * message, erasure and expiry, this collector's and, on a shared PostgreSQL, the others'), which
- * tells the kept funnel answers they are behind.
+ * tells the kept funnel and overview answers they are behind.
  */
 export function analyticsRoutes(
   api: Router,
   store: RecordStore,
   options: { changes?: LiveFeed; reportWaitMs?: number } = {},
 ): void {
-  // Funnels follow each user of their first step: over a large audience a computation can take
-  // seconds, so it runs off the request path and its answer is kept (answer-cache.ts).
-  const funnels = new AnswerCache<FunnelLine[]>({
+  // A funnel follows each user of its first step, and the overview of a range that ends in the
+  // past counts the distinct users of its user-days: over a large audience either can take
+  // seconds, so they are counted off the request path and their answers kept (answer-cache.ts).
+  const kept = {
     waitMs: options.reportWaitMs ?? DEFAULT_REPORT_WAIT_MS,
-    maxAgeMs: FUNNEL_MAX_AGE_MS,
+    maxAgeMs: KEPT_ANSWER_MAX_AGE_MS,
     maxEntries: 200,
     concurrency: 2,
-  })
+  }
+  const funnels = new AnswerCache<FunnelLine[]>(kept)
+  const overviews = new AnswerCache<OverviewReport>(kept)
   options.changes?.watch((event) => {
-    if (FUNNEL_CHANGES.has(event)) funnels.changed()
+    if (!KEPT_ANSWER_CHANGES.has(event)) return
+    funnels.changed()
+    overviews.changed()
   })
 
   api.get('/reports/overview', async (req, res) => {
     const filter = readOf(req, res)
-    const report = await store.overview(filter)
-    const body = { from: filter.from, to: filter.to, tz: filter.tz, ...report }
-    sendReport(
-      req,
-      res,
-      'overview',
-      body,
-      [body],
-      [
-        col('from', (r) => isoTime(r.from)),
-        col('to', (r) => (r.to === null ? '' : isoTime(r.to))),
-        col('users', (r) => r.users),
-        col('newUsers', (r) => r.newUsers),
-        col('returningUsers', (r) => r.returningUsers),
-        col('sessions', (r) => r.sessions),
-        col('conversations', (r) => r.conversations),
-        col('messages', (r) => r.messages),
-        col('incoming', (r) => r.incoming),
-        col('outgoing', (r) => r.outgoing),
-        col('notHandled', (r) => r.notHandled),
-        col('notHandledRate', (r) => r.notHandledRate),
-        col('handoffs', (r) => r.handoffs),
-        col('containmentRate', (r) => r.containmentRate),
-        col('feedbackCount', (r) => r.feedback.count),
-        col('feedbackAverage', (r) => r.feedback.average),
-      ],
+    const key = JSON.stringify([filter.bot ?? null, filter.bots ?? null, filter.from, filter.to, filter.tz])
+    const answer = await overviews.get(key, await markOf(store, true), () =>
+      store.overview({ ...filter, budgetMs: KEPT_READ_BUDGET_MS }),
     )
+    const range = { from: filter.from, to: filter.to, tz: filter.tz }
+    if (answer.state === 'preparing') {
+      res.status(202).setHeader('Retry-After', String(PREPARING_RETRY_S))
+      sendReport(req, res, 'overview', { ...range, preparing: true }, [], OVERVIEW_COLUMNS)
+      return
+    }
+    const body = { ...range, ...answer.value, asOf: answer.asOf, refreshing: answer.refreshing }
+    sendReport(req, res, 'overview', body, [body], OVERVIEW_COLUMNS)
   })
 
   api.get('/reports/retention', async (req, res) => {
@@ -133,8 +160,9 @@ export function analyticsRoutes(
     const hours = hourRange(filter)
     const key = JSON.stringify([filter.bot ?? null, filter.bots ?? null, hours.from, hours.to, steps])
     // Messages stored since (by any process) make a kept answer old; a store without the mark relies on the feed and the age.
-    const mark = String((await store.lastMessageId?.()) ?? '')
-    const answer = await funnels.get(key, mark, () => store.funnel({ ...filter, steps, budgetMs: FUNNEL_BUDGET_MS }))
+    const answer = await funnels.get(key, await markOf(store), () =>
+      store.funnel({ ...filter, steps, budgetMs: KEPT_READ_BUDGET_MS }),
+    )
     const range = { from: filter.from, to: filter.to, tz: filter.tz }
     if (answer.state === 'preparing') res.status(202).setHeader('Retry-After', String(PREPARING_RETRY_S))
     const lines = answer.state === 'ready' ? answer.value : []

@@ -49,7 +49,7 @@ export function dashboardApi(deps: {
   traceUrl?: string | undefined
   /** `llmPrices` option: cost next to tokens. */
   llmPrices?: Record<string, LlmPrice> | undefined
-  /** `reportWaitMs` option: how long a funnel request waits for its answer. */
+  /** `reportWaitMs` option: how long a funnel or overview request waits for its answer. */
   reportWaitMs?: number
 }): Router {
   const api = express.Router()

@@ -27,13 +27,14 @@ export function analyticsReads(
   zones: readonly string[],
   execWithin?: (ms: number) => Exec,
 ): AnalyticsReads {
+  const within = (budgetMs: number | undefined): Exec =>
+    budgetMs !== undefined && execWithin ? execWithin(budgetMs) : exec
   return {
-    overview: (filter) => overviewReport(d, exec, filter, gapMs),
+    overview: (filter) => overviewReport(d, within(filter.budgetMs), filter, gapMs),
     // The option's zones and the prepared ones kept on demand (read per request: another collector may have prepared one).
     retention: async (filter) => retentionReport(d, exec, filter, await readyZones(d, exec, zones)),
     paths: (filter) => pathsReport(d, exec, filter),
-    funnel: (filter) =>
-      funnelReport(d, filter.budgetMs !== undefined && execWithin ? execWithin(filter.budgetMs) : exec, filter),
+    funnel: (filter) => funnelReport(d, within(filter.budgetMs), filter),
     lastMessageId: async () => Number((await exec(lastMessageIdQuery(d)))[0]?.id ?? 0),
     search: (filter) => searchPage(d, exec, { ...filter, limit: clampLimit(filter.limit, 50) }),
   }

@@ -309,8 +309,11 @@ export interface RecordStore extends HandoffStore {
   transcript(bot: string, thread: string, options?: TranscriptPage): Promise<StoredMessage[]>
   /** NotHandled inputs by phrase, most frequent first: at most `limit` lines (default 500, at most 5 000). */
   notHandled(filter: ReadFilter & { limit?: number }): Promise<NotHandledLine[]>
-  /** The overview (users, sessions, messages, NotHandled, handoffs, feedback) with per-day figures in `tz`. */
-  overview(filter: ReadFilter): Promise<OverviewReport>
+  /**
+   * The overview (users, sessions, messages, NotHandled, handoffs, feedback) with per-day figures in `tz`.
+   * `budgetMs`: the statement bound when it runs off the request path (as the funnel's).
+   */
+  overview(filter: ReadFilter & { budgetMs?: number }): Promise<OverviewReport>
   /**
    * Messages whose text matches `q` (words, "quoted phrases", prefix*; every term), newest first:
    * `limit` (default 50) hits after `cursor` (the last hit's `ts:id`). Throws SearchQueryError

@@ -1,9 +1,10 @@
 /**
- * The funnel route's answers computed off the request path (answer-cache.ts), through a real
+ * The funnel and overview routes' answers computed off the request path (answer-cache.ts), through a real
  * collector on 127.0.0.1 port 0 over a real SQLite store whose funnel the test holds back: 202
  * `preparing` the first time, the answer once counted, kept while nothing changed, the previous
  * answer (`refreshing`, `asOf`) while a slow funnel is counted again after new messages, fresh
- * answers right after ingest and erasure for a funnel that counts fast, 503 for a store fault.
+ * answers right after ingest and erasure for a funnel that counts fast, 503 for a store fault;
+ * the overview's figures move with an audit entry (a handoff) as well as with messages.
  * And on PostgreSQL: a funnel off the request path runs under its own statement bound, not the
  * store's `queryTimeoutMs`.
  */
@@ -11,7 +12,7 @@ import { type Collector, PgRecordStore, StoreUnavailableError, startCollector } 
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { item } from './store-contract'
-import { heldStore } from './support/held-funnel'
+import { heldStore } from './support/held-reads'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 let collector: Collector | undefined
@@ -61,7 +62,7 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
     const csv = await funnel(c, 'intent:greet', '&format=csv')
     expect(csv.status).toBe(202)
     expect(csv.body.trim()).toBe('step,users')
-    expect(state.calls).toBe(1)
+    expect(state.calls.funnel).toBe(1)
     // Off the request path, a funnel gets its own statement bound.
     expect(state.budgets).toEqual([60_000])
 
@@ -73,14 +74,14 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
     expect(json(ready).asOf).toBeLessThanOrEqual(counted)
     // Kept while nothing changed: no computation.
     expect(users(await funnel(c, 'intent:greet'))).toEqual([1])
-    expect(state.calls).toBe(1)
+    expect(state.calls.funnel).toBe(1)
 
     // New messages: this funnel was slow (held past the wait), so the previous answer at once…
     await track(c, 'bob', 'greet')
     const behind = await funnel(c, 'intent:greet')
     expect(behind.status).toBe(200)
     expect(json(behind)).toMatchObject({ steps: [{ users: 1 }], refreshing: true, asOf: json(ready).asOf })
-    expect(state.calls).toBe(2)
+    expect(state.calls.funnel).toBe(2)
     // …and the newer answer once counted.
     release()
     await expect
@@ -89,7 +90,7 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
         return [r.steps[0]?.users, r.refreshing]
       })
       .toEqual([2, false])
-    expect(state.calls).toBe(2)
+    expect(state.calls.funnel).toBe(2)
   })
 
   it('a funnel that counts within the wait answers fresh right after ingest and after an erasure', async () => {
@@ -103,13 +104,13 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
     await track(c, 'ada', 'buy')
     expect(users(await funnel(c, 'intent:greet,intent:buy'))).toEqual([2, 2])
     expect(users(await funnel(c, 'intent:greet,intent:buy'))).toEqual([2, 2])
-    expect(state.calls).toBe(2)
+    expect(state.calls.funnel).toBe(2)
     // Bob's messages are not the newest: the store's newest id does not move, the erasure is told by the feed.
     const erased = await fetch(`${c.url}/api/users/bob?bot=shop`, { method: 'DELETE' })
     expect(erased.status).toBe(200)
     const after = json(await funnel(c, 'intent:greet,intent:buy'))
     expect(after).toMatchObject({ steps: [{ users: 1 }, { users: 1 }], refreshing: false })
-    expect(state.calls).toBe(3)
+    expect(state.calls.funnel).toBe(3)
   })
 
   it('answers 503 with Retry-After when the store fails the computation, then counts again', async () => {
@@ -124,6 +125,58 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
     expect(down.body).toContain('store_unavailable')
     state.fault = undefined
     expect(users(await funnel(c, 'intent:greet'))).toEqual([1])
+  })
+})
+
+describe('GET /api/reports/overview, counted off the request path', () => {
+  const overview = async (c: Collector, extra = '') => {
+    const res = await fetch(`${c.url}/api/reports/overview?all=1${extra}`)
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() }
+  }
+  type Overview = { users?: number; handoffs?: number; asOf?: number; refreshing?: boolean; preparing?: boolean }
+
+  it('202 the first time past the wait, then the figures, kept; a handoff in the audit log counts at once', async () => {
+    const { store, state, release } = heldStore()
+    collector = await startCollector({
+      port: 0,
+      log: false,
+      store,
+      reportWaitMs: 50,
+      bots: [{ name: 'shop', apiKey: 'shop-key' }],
+    })
+    const c = collector
+    await track(c, 'ada', 'greet')
+    state.held = true
+    const first = await overview(c)
+    expect(first.status).toBe(202)
+    expect(first.retryAfter).toBe('2')
+    expect(JSON.parse(first.body)).toMatchObject({ preparing: true })
+    const csv = await overview(c, '&format=csv')
+    expect(csv.status).toBe(202)
+    expect(csv.body.trim().split('\r\n')).toHaveLength(1)
+    expect(csv.body).toMatch(/^from,to,users,/)
+    expect(state.budgets).toEqual([60_000])
+    state.held = false
+    release()
+    const ready = JSON.parse((await overview(c)).body) as Overview
+    expect(ready).toMatchObject({ users: 1, handoffs: 0, refreshing: false })
+    expect(JSON.parse((await overview(c)).body)).toMatchObject({ users: 1, asOf: ready.asOf })
+    expect(state.calls.overview).toBe(1)
+
+    // An operator paused ada's conversation: an audit entry, no message (the store's newest id stays).
+    await c.store.addAudit({
+      ts: Date.now(),
+      actor: 'local',
+      action: 'pause',
+      bot: 'shop',
+      target: 'ada',
+      detail: null,
+    })
+    // That read was slow (held past the wait): the previous figures at once, then the new ones.
+    const next = JSON.parse((await overview(c)).body) as Overview
+    expect(next.handoffs === 1 || next.refreshing === true).toBe(true)
+    await expect.poll(async () => (JSON.parse((await overview(c)).body) as Overview).handoffs).toBe(1)
+    expect(state.calls.overview).toBe(2)
   })
 })
 

@@ -1,5 +1,5 @@
 /**
- * The funnel view in real headless Chromium while its answer is counted off the request path:
+ * The funnel and overview views in real headless Chromium while their answer is counted off the request path:
  * the view says the funnel is being counted (the route's 202), asks again after `Retry-After`
  * and shows the table once the answer is there; after new messages it shows the previous
  * answer with its time while the newer one is counted, then the newer one.
@@ -8,7 +8,7 @@ import { type Collector, startCollector } from '@convotrack/collector'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openBrowserPage, requireChromium, screenshot } from './support/browser'
-import { heldStore } from './support/held-funnel'
+import { heldStore } from './support/held-reads'
 
 let collector: Collector
 let browser: Browser
@@ -72,6 +72,19 @@ describe('the funnel view while its answer is counted', () => {
     // It asks again by itself and shows the newer answer.
     await poll(() => page.getByTestId('funnel-users').allTextContents()).toEqual(['2', '2'])
     expect(await page.getByTestId('funnel-as-of').count()).toBe(0)
+    expect(pageErrors).toEqual([])
+  })
+
+  it('the overview says it is counting, then shows the figures', async () => {
+    held.state.held = true
+    await page.goto(`${collector.url}/#/overview`)
+    await poll(() => page.getByTestId('overview-preparing').count()).toBe(1)
+    expect(await page.getByTestId('ov-users').count()).toBe(0)
+    held.state.held = false
+    held.release()
+    // ada and bob.
+    await poll(() => page.getByTestId('ov-users').textContent()).toBe('2')
+    expect(await page.getByTestId('overview-preparing').count()).toBe(0)
     expect(pageErrors).toEqual([])
   })
 })
