@@ -41,19 +41,28 @@ const json = (r: { body: string }) =>
   }
 const users = (r: { body: string }) => json(r).steps.map((s) => s.users)
 
+/**
+ * A collector over a held store holding ada's greeting; `fast`: with the default wait and counts
+ * not held, else a wait of 50 ms and its counts held from now on.
+ */
+async function startHeld(fast = false) {
+  const { store, state, release } = heldStore()
+  collector = await startCollector({
+    port: 0,
+    log: false,
+    store,
+    ...(fast ? {} : { reportWaitMs: 50 }),
+    bots: [{ name: 'shop', apiKey: 'shop-key' }],
+  })
+  const c = collector
+  await track(c, 'ada', 'greet')
+  state.held = !fast
+  return { c, state, release }
+}
+
 describe('GET /api/reports/funnel, counted off the request path', () => {
   it('202 the first time past the wait, then the answer, kept; after new messages the previous answer while it is counted again', async () => {
-    const { store, state, release } = heldStore()
-    collector = await startCollector({
-      port: 0,
-      log: false,
-      store,
-      reportWaitMs: 50,
-      bots: [{ name: 'shop', apiKey: 'shop-key' }],
-    })
-    const c = collector
-    await track(c, 'ada', 'greet')
-    state.held = true
+    const { c, state, release } = await startHeld()
     const first = await funnel(c, 'intent:greet')
     expect(first.status).toBe(202)
     expect(first.retryAfter).toBe('2')
@@ -94,10 +103,7 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
   })
 
   it('a funnel that counts within the wait answers fresh right after ingest and after an erasure', async () => {
-    const { store, state } = heldStore()
-    collector = await startCollector({ port: 0, log: false, store, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
-    const c = collector
-    await track(c, 'ada', 'greet')
+    const { c, state } = await startHeld(true)
     await track(c, 'bob', 'greet')
     await track(c, 'bob', 'buy')
     expect(users(await funnel(c, 'intent:greet,intent:buy'))).toEqual([2, 1])
@@ -114,10 +120,7 @@ describe('GET /api/reports/funnel, counted off the request path', () => {
   })
 
   it('answers 503 with Retry-After when the store fails the computation, then counts again', async () => {
-    const { store, state } = heldStore()
-    collector = await startCollector({ port: 0, log: false, store, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
-    const c = collector
-    await track(c, 'ada', 'greet')
+    const { c, state } = await startHeld(true)
     state.fault = new StoreUnavailableError('PostgreSQL does not answer in time')
     const down = await funnel(c, 'intent:greet')
     expect(down.status).toBe(503)
@@ -136,17 +139,7 @@ describe('GET /api/reports/overview, counted off the request path', () => {
   type Overview = { users?: number; handoffs?: number; asOf?: number; refreshing?: boolean; preparing?: boolean }
 
   it('202 the first time past the wait, then the figures, kept; a handoff in the audit log counts at once', async () => {
-    const { store, state, release } = heldStore()
-    collector = await startCollector({
-      port: 0,
-      log: false,
-      store,
-      reportWaitMs: 50,
-      bots: [{ name: 'shop', apiKey: 'shop-key' }],
-    })
-    const c = collector
-    await track(c, 'ada', 'greet')
-    state.held = true
+    const { c, state, release } = await startHeld()
     const first = await overview(c)
     expect(first.status).toBe(202)
     expect(first.retryAfter).toBe('2')
@@ -194,25 +187,10 @@ describe('PostgreSQL: a funnel off the request path has its own statement bound'
     const store = await PgRecordStore.open(url, { queryTimeoutMs: 300 })
     opened.push(store)
     const now = Date.now()
-    const add = (i: ReturnType<typeof item>) => store.add(i.record, i.messages)
-    await add(
-      item(
-        'shop',
-        'universal',
-        'incoming',
-        { userId: 'ada', text: 'hi', intent: { name: 'greet' } },
-        { at: now - 60_000 },
-      ),
-    )
-    await add(
-      item(
-        'shop',
-        'universal',
-        'incoming',
-        { userId: 'ada', text: 'buy', intent: { name: 'buy' } },
-        { at: now - 1_000 },
-      ),
-    )
+    const said = (text: string, intent: string, at: number) =>
+      item('shop', 'universal', 'incoming', { userId: 'ada', text, intent: { name: intent } }, { at })
+    for (const i of [said('hi', 'greet', now - 60_000), said('buy', 'buy', now - 1_000)])
+      await store.add(i.record, i.messages)
     const steps = [
       { kind: 'intent', name: 'greet' },
       { kind: 'intent', name: 'buy' },

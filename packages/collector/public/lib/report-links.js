@@ -21,3 +21,20 @@ export function csvLink(path, name, extra = {}) {
     'Download CSV',
   )
 }
+
+/**
+ * What a view shows of a report counted off the request path: while it is first counted (202),
+ * a line saying so (`text`) in place of the figures; with an earlier answer (`refreshing`), a
+ * line with its time above them; '' otherwise. `testid`: the view's name (`funnel-preparing`,
+ * `funnel-as-of`).
+ */
+export function countingNote(body, testid, text) {
+  if (body.preparing) return h('p', { class: 'empty', 'data-testid': `${testid}-preparing` }, text)
+  if (body.refreshing)
+    return h(
+      'p',
+      { class: 'muted', 'data-testid': `${testid}-as-of` },
+      `As of ${new Date(body.asOf).toLocaleTimeString()}; newer figures are being counted.`,
+    )
+  return ''
+}

@@ -2,7 +2,7 @@
 // answer is how many users did each step after the one before.
 import { getJson, getReport } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
-import { csvLink, reportQuery } from '../lib/report-links.js'
+import { countingNote, csvLink, reportQuery } from '../lib/report-links.js'
 
 /** The steps being built: 'intent:NAME' / 'event:NAME'. */
 const steps = []
@@ -66,27 +66,15 @@ async function run() {
   clearTimeout(retry)
   if (steps.length === 0) return
   const { body, retryS } = await fetchReport()
-  if (body.preparing) {
-    $('#funnel-result').replaceChildren(
-      h(
-        'p',
-        { class: 'empty', 'data-testid': 'funnel-preparing' },
-        'Counting this funnel: it follows every user of its first step, which takes a while over a large ',
-        'audience. The table fills in when it is done.',
-      ),
-    )
-    return askAgain(retryS)
-  }
+  const note = countingNote(
+    body,
+    'funnel',
+    'Counting this funnel: it follows every user of its first step, which takes a while over a large audience. The table fills in when it is done.',
+  )
+  if (body.preparing || body.refreshing) askAgain(retryS)
+  if (body.preparing) return $('#funnel-result').replaceChildren(note)
   const lines = body.steps
   const top = Math.max(1, lines[0]?.users ?? 0)
-  const note = body.refreshing
-    ? h(
-        'p',
-        { class: 'muted', 'data-testid': 'funnel-as-of' },
-        `As of ${new Date(body.asOf).toLocaleTimeString()}; newer figures are being counted.`,
-      )
-    : ''
-  if (body.refreshing) askAgain(retryS)
   $('#funnel-result').replaceChildren(
     note,
     h(

@@ -2,7 +2,7 @@
 // human, what they thought of it, with a sparkline per day.
 import { getReport } from '../lib/api.js'
 import { $, h, s } from '../lib/dom.js'
-import { csvLink, reportQuery } from '../lib/report-links.js'
+import { countingNote, csvLink, reportQuery } from '../lib/report-links.js'
 
 const pct = (x) => `${Math.round(x * 1000) / 10}%`
 
@@ -39,26 +39,15 @@ async function load() {
   // Counted off the request path over a large audience: 202 the first time, later an earlier answer while it is counted again.
   const { body: o, retryS } = await getReport(`api/reports/overview${reportQuery()}`)
   if (o.preparing || o.refreshing) retry = setTimeout(() => load().catch(() => {}), retryS * 1000)
-  if (o.preparing) {
-    $('#overview').replaceChildren(
-      h(
-        'p',
-        { class: 'empty', 'data-testid': 'overview-preparing' },
-        'Counting the overview of this range: its users are counted over every day of it, which takes a while ',
-        'over a large audience. The figures fill in when they are done.',
-      ),
-    )
-    return
-  }
+  const note = countingNote(
+    o,
+    'overview',
+    'Counting the overview of this range: its users are counted over every day of it, which takes a while over a large audience. The figures fill in when they are done.',
+  )
+  if (o.preparing) return $('#overview').replaceChildren(note)
   const days = o.days
   $('#overview').replaceChildren(
-    o.refreshing
-      ? h(
-          'p',
-          { class: 'muted', 'data-testid': 'overview-as-of' },
-          `As of ${new Date(o.asOf).toLocaleTimeString()}; newer figures are being counted.`,
-        )
-      : '',
+    note,
     h(
       'div',
       { class: 'kpis' },
