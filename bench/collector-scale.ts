@@ -395,7 +395,8 @@ async function main(): Promise<void> {
       if (path.startsWith('reports/funnel') || path === 'reports/overview') {
         // Counted off the request path and kept (answer-cache.ts): the time to its first answer, then the reads.
         const first: Timing[] = []
-        for (const [, query] of RANGES) first.push(await firstAnswer(`${base}/api/${path}${query ? `&${query}` : ''}`))
+        const sep = path.includes('?') ? '&' : '?'
+        for (const [, query] of RANGES) first.push(await firstAnswer(`${base}/api/${path}${query ? sep + query : ''}`))
         rows.push({ read: `${name}: first answer (202 until counted)`, timings: first })
       }
       const timings: Timing[] = []

@@ -38,13 +38,17 @@ export async function searchPage(
   const few = Number(counted?.n ?? 0) < plan.fewMatches
   for (const scan of few ? [] : plan.steps) {
     const page = { ...filter, limit: filter.limit - hits.length, cursor }
-    const [span] = await exec(searchScanSpanQuery(d, page, scan))
-    const n = Number(span?.n ?? 0)
-    if (n === 0) return hits
+    // PostgreSQL's step needs no id span: the span is read only when the page is not full after it.
+    const walkFirst = d.name === 'postgres'
+    let span = walkFirst ? undefined : (await exec(searchScanSpanQuery(d, page, scan)))[0]
+    if (!walkFirst && Number(span?.n ?? 0) === 0) return hits
     const found = await exec(searchScanQuery(d, page, scan, [Number(span?.lo), Number(span?.hi)]))
     hits.push(...found.map(searchHit))
-    // The page is full, or fewer messages than `scan` were left after the cursor: all checked.
-    if (hits.length >= filter.limit || n < scan) return hits
+    if (hits.length >= filter.limit) return hits
+    span ??= (await exec(searchScanSpanQuery(d, page, scan)))[0]
+    const n = Number(span?.n ?? 0)
+    // Fewer messages than `scan` were left after the cursor: all checked.
+    if (n < scan) return hits
     cursor = searchCursor(Number(span?.ts), Number(span?.id))
   }
   const rest = await exec(searchQuery(d, { ...filter, limit: filter.limit - hits.length, cursor }))
