@@ -68,6 +68,7 @@ export abstract class StoreReads implements ReportReads, AnalyticsReads {
     return this.analytics.funnel(filter)
   }
 
+  /** See {@link RecordStore.lastMessageId}. */
   lastMessageId(): Promise<number> {
     return this.analytics.lastMessageId()
   }
