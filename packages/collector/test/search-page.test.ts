@@ -24,6 +24,8 @@ const PLANS: Array<[string, SearchPlan]> = [
   ['steps of 5 growing ×4 to 320', { steps: geometricSteps(5, 4, 320), fewMatches: 1 }],
   ['steps of 400', { steps: [400], fewMatches: 1 }],
   ['sort of every match', { steps: [], fewMatches: Number.MAX_SAFE_INTEGER }],
+  // Few matches: the first step, then the rest of them sorted.
+  ['a step of 5, then the rest sorted', { steps: [5, 60], fewMatches: Number.MAX_SAFE_INTEGER }],
 ]
 
 async function pages(d: typeof sqliteDialect, exec: Exec, q: string, plan: SearchPlan, limit: number) {
