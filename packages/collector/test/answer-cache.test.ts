@@ -77,8 +77,10 @@ describe('AnswerCache', () => {
   })
 
   it('a computation that ends within the wait is served by the request that started it', async () => {
-    const { cache } = setup({ waitMs: 5_000 })
-    const answer = cache.get('k', 'm', () => new Promise((r) => setTimeout(() => r('soon'), 30)))
+    // A wait far past the test's own timeout, and a computation that ends on a later turn of the
+    // event loop (not synchronously): the request must wait for it, whatever the machine's load.
+    const { cache } = setup({ waitMs: 3_600_000 })
+    const answer = cache.get('k', 'm', () => new Promise((r) => setImmediate(() => r('soon'))))
     expect(await answer).toMatchObject({ state: 'ready', value: 'soon', refreshing: false })
   })
 

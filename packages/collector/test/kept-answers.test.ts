@@ -209,8 +209,22 @@ describe('PostgreSQL: a funnel off the request path has its own statement bound'
     await locker.query(`LOCK TABLE ${tables.rows.map((r) => r.t).join(', ')} IN ACCESS EXCLUSIVE MODE`)
     await expect(store.funnel({ steps })).rejects.toBeInstanceOf(StoreUnavailableError)
     const within = store.funnel({ steps, budgetMs: 30_000 })
-    // Past the store's own bound, still waiting: then the lock goes and the answer comes.
-    await new Promise((r) => setTimeout(r, 900))
+    // The funnel's statement waits on the lock past the store's own bound (300 ms), as the server
+    // sees it (the activity view is read afresh each time: inside a transaction it is a snapshot);
+    // then the lock goes and the answer comes.
+    await expect
+      .poll(
+        async () => {
+          await locker.query('SELECT pg_stat_clear_snapshot()')
+          const waiting = await locker.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+               AND wait_event_type = 'Lock' AND clock_timestamp() - query_start > interval '600 milliseconds'`,
+          )
+          return waiting.rows[0]?.n
+        },
+        { timeout: 20_000, interval: 50 },
+      )
+      .toBe(1)
     await locker.query('ROLLBACK')
     expect((await within).map((l) => l.users)).toEqual([1, 1])
   })
