@@ -8,6 +8,8 @@
  * (from /proc). The ratio is the result.
  *
  * `node --import tsx bench/ingest-ab-pg.ts [--seed 200000] [--records 20000] [--users 10000] [--step 13]`
+ * `--floor`: both at today's schema, "after" storing records WITHOUT the summaries (what ingest
+ *   costs before any report's share); needs `--import ./bench/support/summaries-off.mjs` after tsx.
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -26,13 +28,18 @@ const { values: args } = parseArgs({
     records: { type: 'string' },
     users: { type: 'string' },
     step: { type: 'string' },
+    floor: { type: 'boolean' },
   },
   args: process.argv.slice(2).filter((a) => a !== '--'),
 })
 const SEED = Number(args.seed ?? 200_000)
 const N = Number(args.records ?? 20_000)
 const USERS = Number(args.users ?? Math.round(SEED / 20))
-const STEP = Number(args.step ?? 13)
+const FLOOR = args.floor === true
+if (FLOOR && !(globalThis as { convotrackSummariesHook?: boolean }).convotrackSummariesHook)
+  throw new Error('--floor: run with `node --import tsx --import ./bench/support/summaries-off.mjs`')
+// --floor: every migration in both (no step between them).
+const STEP = FLOOR ? Math.max(...PG_MIGRATIONS.map((m) => m.version)) + 1 : Number(args.step ?? 13)
 const BATCH = 500
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
 
@@ -108,6 +115,8 @@ try {
       const pids = await backends(db)
       const d0 = cpuOf(pids)
       t = performance.now()
+      // --floor: "after" stores without the summaries (bench/support/summaries-off.mjs).
+      ;(globalThis as { convotrackSummariesOff?: boolean }).convotrackSummariesOff = FLOOR && name === 'after'
       const c0 = process.cpuUsage()
       const results = await ingestMany(store, feed, batch)
       const used = process.cpuUsage(c0)

@@ -11,6 +11,8 @@
  * `--after-sql "…"`: instead of the migration, run this SQL on "after" (to try a change first).
  * `--keep`: leave the two copies in `--dir` (ingest-ab-before.db, ingest-ab-after.db).
  * `--seed M`: when `--base` does not exist, make it: M records by the scale bench's bulk seed.
+ * `--floor`: "after" is the same schema storing records WITHOUT the summaries (what ingest costs
+ *   before any report's share); needs `--import ./bench/support/summaries-off.mjs` after tsx.
  */
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     dir: { type: 'string' },
     seed: { type: 'string' },
     keep: { type: 'boolean' },
+    floor: { type: 'boolean' },
   },
   args: process.argv.slice(2).filter((a) => a !== '--'),
 })
@@ -38,6 +41,9 @@ if (!args.base) throw new Error('--base FILE: a loaded store to copy (never writ
 const BASE = args.base
 const N = Number(args.records ?? 20_000)
 const USERS = Number(args.users ?? 50_000)
+const FLOOR = args.floor === true
+if (FLOOR && !(globalThis as { convotrackSummariesHook?: boolean }).convotrackSummariesHook)
+  throw new Error('--floor: run with `node --import tsx --import ./bench/support/summaries-off.mjs`')
 const SKIP = Number(args.skip ?? 11)
 const DIR = args.dir ?? '/var/tmp'
 const BATCH = 500
@@ -70,7 +76,7 @@ const version = Number(probe.pragma('user_version', { simple: true }))
 probe.close()
 // The slice continues the load's time line: event times at the end of its span.
 shape.records = from + N
-{
+if (!FLOOR) {
   const db = new Database(before)
   db.pragma(`user_version = ${Math.max(version, SKIP)}`)
   db.close()
@@ -86,7 +92,7 @@ let t = performance.now()
 const b = new SqliteRecordStore(after)
 const openMs = performance.now() - t
 process.stderr.write(
-  `${from.toLocaleString('en')} records at user_version ${version}; "after" opened in ${Math.round(openMs)} ms${args['after-sql'] ? ' (--after-sql)' : ''}\n`,
+  `${from.toLocaleString('en')} records at user_version ${version}; "after" opened in ${Math.round(openMs)} ms${args['after-sql'] ? ' (--after-sql)' : ''}${FLOOR ? ' (--floor: "after" without the summaries)' : ''}\n`,
 )
 
 const feed = new LiveFeed()
@@ -102,6 +108,8 @@ for (let start = from, k = 0; start < from + N; start += BATCH, k++) {
   if (k % 2 === 1) order.reverse()
   for (const [name, store] of order) {
     t = performance.now()
+    // --floor: "after" stores without the summaries (bench/support/summaries-off.mjs).
+    ;(globalThis as { convotrackSummariesOff?: boolean }).convotrackSummariesOff = FLOOR && name === 'after'
     const c = process.cpuUsage()
     const results = await ingestMany(store, feed, batch)
     const used = process.cpuUsage(c)

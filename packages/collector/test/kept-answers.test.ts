@@ -180,24 +180,23 @@ describe('PostgreSQL: a funnel off the request path has its own statement bound'
     for (const s of opened.splice(0)) await s.close()
     await server?.destroy()
   })
+  const steps = [
+    { kind: 'intent', name: 'greet' },
+    { kind: 'intent', name: 'buy' },
+  ] as const
 
-  it('a funnel held past queryTimeoutMs is a store fault; with budgetMs it waits and answers', async () => {
-    server = await startPostgres()
+  /** A store whose funnel answers [1, 1], and a session that can hold the funnel's tables. */
+  async function lockedFunnel(queryTimeoutMs: number) {
+    server ??= await startPostgres()
     const url = await server.createDatabase()
-    const store = await PgRecordStore.open(url, { queryTimeoutMs: 300 })
+    const store = await PgRecordStore.open(url, { queryTimeoutMs })
     opened.push(store)
     const now = Date.now()
     const said = (text: string, intent: string, at: number) =>
       item('shop', 'universal', 'incoming', { userId: 'ada', text, intent: { name: intent } }, { at })
     for (const i of [said('hi', 'greet', now - 60_000), said('buy', 'buy', now - 1_000)])
       await store.add(i.record, i.messages)
-    const steps = [
-      { kind: 'intent', name: 'greet' },
-      { kind: 'intent', name: 'buy' },
-    ] as const
     expect((await store.funnel({ steps })).map((l) => l.users)).toEqual([1, 1])
-
-    // Another session holds the funnel's tables: the funnel waits for the lock.
     const locker = new pg.Client({ connectionString: url })
     await locker.connect()
     opened.push({ close: () => locker.end() })
@@ -205,27 +204,55 @@ describe('PostgreSQL: a funnel off the request path has its own statement bound'
       `SELECT tablename AS t FROM pg_tables WHERE tablename LIKE '%rollup_user_steps' OR tablename LIKE '%rollup_spans'`,
     )
     expect(tables.rows.length).toBe(2)
-    await locker.query('BEGIN')
-    await locker.query(`LOCK TABLE ${tables.rows.map((r) => r.t).join(', ')} IN ACCESS EXCLUSIVE MODE`)
+    /** Holds the funnel's tables (ACCESS EXCLUSIVE) in an open transaction: the funnel waits for the lock. */
+    const lock = async () => {
+      await locker.query('BEGIN')
+      await locker.query(`LOCK TABLE ${tables.rows.map((r) => r.t).join(', ')} IN ACCESS EXCLUSIVE MODE`)
+    }
+    /**
+     * How many other sessions wait on a lock for longer than `ms`, as the server sees it now (the
+     * activity view is read afresh each time: inside a transaction it is a snapshot).
+     */
+    const waitingLonger = async (ms: number) => {
+      await locker.query('SELECT pg_stat_clear_snapshot()')
+      const waiting = await locker.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+           AND wait_event_type = 'Lock' AND clock_timestamp() - query_start > make_interval(secs => $1::float8 / 1000)`,
+        [ms],
+      )
+      return waiting.rows[0]?.n
+    }
+    return { store, locker, lock, waitingLonger }
+  }
+
+  it('a funnel held past queryTimeoutMs is a store fault; with budgetMs it waits and answers', async () => {
+    const { store, locker, lock, waitingLonger } = await lockedFunnel(300)
+    await lock()
     await expect(store.funnel({ steps })).rejects.toBeInstanceOf(StoreUnavailableError)
     const within = store.funnel({ steps, budgetMs: 30_000 })
-    // The funnel's statement waits on the lock past the store's own bound (300 ms), as the server
-    // sees it (the activity view is read afresh each time: inside a transaction it is a snapshot);
-    // then the lock goes and the answer comes.
-    await expect
-      .poll(
-        async () => {
-          await locker.query('SELECT pg_stat_clear_snapshot()')
-          const waiting = await locker.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid()
-               AND wait_event_type = 'Lock' AND clock_timestamp() - query_start > interval '600 milliseconds'`,
-          )
-          return waiting.rows[0]?.n
-        },
-        { timeout: 20_000, interval: 50 },
-      )
-      .toBe(1)
+    // The funnel's statement waits on the lock past the store's own bound (300 ms); then the lock
+    // goes and the answer comes.
+    await expect.poll(() => waitingLonger(600), { timeout: 20_000, interval: 50 }).toBe(1)
     await locker.query('ROLLBACK')
     expect((await within).map((l) => l.users)).toEqual([1, 1])
+  })
+
+  it('closing the store cancels a count running off the request path instead of waiting out its minute', async () => {
+    const { store, locker, lock, waitingLonger } = await lockedFunnel(3_000)
+    await lock()
+    try {
+      const within = store.funnel({ steps, budgetMs: 60_000 })
+      within.catch(() => {})
+      await expect.poll(() => waitingLonger(0), { timeout: 20_000, interval: 50 }).toBe(1)
+      // close() settles while the lock is still held: it did not wait for the count (which would
+      // wait on the lock for a minute); the count ends with a store fault, its statement gone.
+      await store.close()
+      await expect(within).rejects.toThrow(/closed while this read ran/)
+      await expect.poll(() => waitingLonger(0), { timeout: 20_000, interval: 50 }).toBe(0)
+      // A count asked after close is refused at once.
+      await expect(store.funnel({ steps, budgetMs: 60_000 })).rejects.toThrow()
+    } finally {
+      await locker.query('ROLLBACK')
+    }
   })
 })

@@ -217,6 +217,11 @@ export class PgRecordStore extends StoreReads implements RecordStore {
   private pending: PendingAdd[] = []
   private flushScheduled = false
   private closed = false
+  /**
+   * Server process ids of the reads running off the request path (a funnel's or overview's count,
+   * bounded by up to a minute): {@link PgRecordStore.close} cancels them instead of waiting.
+   */
+  private readonly offPathReads = new Set<number>()
   private listener: pg.Client | undefined
   private reconnectTimer: NodeJS.Timeout | undefined
   private catchUpTimer: NodeJS.Timeout | undefined
@@ -261,12 +266,14 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
       gapMs,
       zones,
-      // A read off the request path: its own statement bound (a transaction's SET LOCAL), at least queryTimeoutMs.
+      // A read off the request path: its own statement bound (a transaction's SET LOCAL), at least
+      // queryTimeoutMs; cancelled by close() (nobody waits for its answer then).
       (ms) =>
         (q: Query): Promise<Row[]> =>
           this.transaction(
             async (sql) => (await sql.query<Row>(d.sql(q.sql), q.params)).rows,
             Math.max(ms, this.queryTimeoutMs),
+            this.offPathReads,
           ),
     )
   }
@@ -341,8 +348,9 @@ export class PgRecordStore extends StoreReads implements RecordStore {
   /**
    * Runs `fn` in a transaction; deadlocks and serialization failures are retried (bounded).
    * `statementMs` replaces `queryTimeoutMs` for this transaction's statements (both sides).
+   * `running`: the set its server process id is in while it runs (reads close() cancels).
    */
-  private async transaction<T>(fn: (sql: Sql) => Promise<T>, statementMs?: number): Promise<T> {
+  private async transaction<T>(fn: (sql: Sql) => Promise<T>, statementMs?: number, running?: Set<number>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient
       try {
@@ -355,8 +363,14 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       // in flight rejects, which is what we act on.
       client.on('error', ignore)
       let broken = false
+      let pid: number | undefined
       try {
         await client.query('BEGIN')
+        if (running) {
+          pid = Number((await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid)
+          if (this.closed) throw new StoreUnavailableError('the store is closed')
+          running.add(pid)
+        }
         let sql: Sql = client
         if (statementMs !== undefined) {
           const c = client
@@ -372,10 +386,13 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       } catch (e) {
         broken = isConnectionFault(e)
         if (!broken) await client.query('ROLLBACK').catch(() => {})
+        if (pid !== undefined && this.closed)
+          throw new StoreUnavailableError('the store was closed while this read ran', e)
         const code = (e as { code?: string }).code
         if (!broken && code && RETRYABLE_TX.has(code) && attempt < 5) continue
         throw this.mapError(e)
       } finally {
+        if (pid !== undefined) running?.delete(pid)
         client.off('error', ignore)
         client.release(broken)
       }
@@ -1059,6 +1076,11 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     const listener = this.listener
     this.listener = undefined
     await listener?.end().catch(() => {})
+    // A count off the request path may run for up to a minute: cancelled, not waited for (the
+    // pool's end waits for every checked-out session). Writes and erasures are waited for.
+    const reads = [...this.offPathReads]
+    if (reads.length > 0)
+      await this.pool.query('SELECT pg_cancel_backend(pid) FROM unnest($1::int[]) AS pid', [reads]).catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }
