@@ -156,6 +156,9 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
       ['search newest span', () => capture(searchScanSpanQuery(d, f, SEARCH_SCAN_STEPS[0] as number))],
       ['usage', () => usageReport(d, capture, f)],
       ['search phrase prefix', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }))],
+      // Few matches (counted): read through the full-text index only, whatever the planner estimates.
+      ['search few', () => capture(searchQuery(d, { ...f, q: '"unknown 12" rep*', limit: 50 }, true))],
+      ['search few absent word', () => capture(searchQuery(d, { ...f, q: 'absentword', limit: 50 }, true))],
     ]
     for (const [n, read] of reads) {
       // All time: the analytics reads (the firehose and lists walk their time index newest first).
@@ -214,6 +217,7 @@ export function perUser(name: string, table: string): boolean {
 export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
+  'Index Name'?: string
   Plans?: PlanNode[]
 }
 

@@ -5,15 +5,21 @@
  * step a query with few matches (under {@link SEARCH_FEW_MATCHES} in the whole index) sorts the
  * rest of them; only if the page is still not full does the rest of the range come from the
  * full-text index, sorted, after the last message checked. The parts are disjoint and in (ts, id) order, so keyset pages have no gap and no duplicate.
+ *
+ * PostgreSQL counts the matches only when its statistics do not already say a word of the query
+ * is common (the count rechecks each match in its row), and reads a rest whose matches it
+ * counted few through the full-text index alone (see `searchQuery`'s `few`).
  */
 import type { ReadFilter, SearchHit } from '../store/store'
 import { searchHit } from '../store/store-rows'
 import type { Dialect } from './dialect'
 import type { Exec } from './report-queries'
 import {
+  planRows,
   SEARCH_FEW_MATCHES,
   SEARCH_SCAN_STEPS,
   searchCursor,
+  searchEstimateQueries,
   searchMatchCountQuery,
   searchQuery,
   searchScanQuery,
@@ -34,12 +40,25 @@ export async function searchPage(
 ): Promise<SearchHit[]> {
   const hits: SearchHit[] = []
   let cursor = filter.cursor
+  const countFew = async () =>
+    Number((await exec(searchMatchCountQuery(d, filter.q, plan.fewMatches)))[0]?.n ?? 0) < plan.fewMatches
+  // PostgreSQL counts only where its statistics say the words are rare: the count rechecks each
+  // match in its table row (the index keeps no word positions: phrases), and 20 000 of them
+  // scattered over years of history were a second of disk reads.
+  const statisticsSayMany = async () => {
+    if (d.name !== 'postgres') return false
+    let least = Number.POSITIVE_INFINITY
+    for (const q of searchEstimateQueries(d, filter.q)) least = Math.min(least, planRows(await exec(q)) ?? least)
+    return least >= plan.fewMatches
+  }
+  /** The matches are known to be few (true), many (false), or not counted (undefined). */
+  let few: boolean | undefined
   for (const [i, scan] of plan.steps.entries()) {
     // The first step before the count: a word among the newest messages fills its page there
     // (the count alone read tens of thousands of rows on PostgreSQL for a common word).
     if (i === 1) {
-      const [counted] = await exec(searchMatchCountQuery(d, filter.q, plan.fewMatches))
-      if (Number(counted?.n ?? 0) < plan.fewMatches) break
+      few = (await statisticsSayMany()) ? undefined : await countFew()
+      if (few) break
     }
     const page = { ...filter, limit: filter.limit - hits.length, cursor }
     // PostgreSQL's step needs no id span: the span is read only when the page is not full after it.
@@ -55,6 +74,9 @@ export async function searchPage(
     if (n < scan) return hits
     cursor = searchCursor(Number(span?.ts), Number(span?.id))
   }
-  const rest = await exec(searchQuery(d, { ...filter, limit: filter.limit - hits.length, cursor }))
+  // PostgreSQL reads the rest through the full-text index when its matches are few: counted now
+  // if the steps did not (the planner, left to itself, may walk the range testing every message).
+  if (d.name === 'postgres' && few === undefined) few = await countFew()
+  const rest = await exec(searchQuery(d, { ...filter, limit: filter.limit - hits.length, cursor }, few === true))
   return hits.concat(rest.map(searchHit))
 }
