@@ -33,17 +33,12 @@ import { mkdirSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
-import {
-  isPostgresUrl,
-  PgRecordStore,
-  type RecordStore,
-  SqliteRecordStore,
-  validateRecord,
-} from '../packages/collector/src/index'
+import { isPostgresUrl, PgRecordStore, type RecordStore, SqliteRecordStore } from '../packages/collector/src/index'
 import { ingestMany } from '../packages/collector/src/ingest/ingest'
 import { LiveFeed } from '../packages/collector/src/live/live-feed'
 import { type PostgresServer, startPostgres } from '../packages/collector/test/support/postgres'
 import { type CollectorProcess, startCollectorProcess } from './collector-batch'
+import { acceptedScaleRecord } from './ingest-records'
 import { bulkSeedPostgres, bulkSeedSqlite, deriveIfPending } from './scale-bulk'
 import { type ScaleShape, scaleRecord } from './scale-records'
 
@@ -97,21 +92,8 @@ const wire = (i: number) => {
   return { ...r, idempotencyKey: `s.${i.toString(36)}` }
 }
 
-/** Record i as ingest accepts it (validated as the batch route does). */
-const accepted = (i: number) => {
-  const r = wire(i)
-  const body = JSON.parse(r.body) as Record<string, unknown>
-  validateRecord(r.platform as never, r.type, body, '11.1.0-rest')
-  return {
-    bot: BOT,
-    platform: r.platform as never,
-    type: r.type,
-    v: '11.1.0-rest',
-    raw: r.body,
-    body,
-    idempotencyKey: r.idempotencyKey,
-  }
-}
+/** Record i as ingest accepts it (validated as the batch route does), keyed as on the wire. */
+const accepted = acceptedScaleRecord(shape, 's.')
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
 
