@@ -49,7 +49,8 @@ export async function searchPage(
     if (d.name !== 'postgres') return false
     let least = Number.POSITIVE_INFINITY
     for (const q of searchEstimateQueries(d, filter.q)) least = Math.min(least, planRows(await exec(q)) ?? least)
-    return least >= plan.fewMatches
+    // No estimate read: count.
+    return Number.isFinite(least) && least >= plan.fewMatches
   }
   /** The matches are known to be few (true), many (false), or not counted (undefined). */
   let few: boolean | undefined

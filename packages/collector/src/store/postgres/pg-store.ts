@@ -1078,9 +1078,14 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     await listener?.end().catch(() => {})
     // A count off the request path may run for up to a minute: cancelled, not waited for (the
     // pool's end waits for every checked-out session). Writes and erasures are waited for.
-    const reads = [...this.offPathReads]
-    if (reads.length > 0)
-      await this.pool.query('SELECT pg_cancel_backend(pid) FROM unnest($1::int[]) AS pid', [reads]).catch(() => {})
+    // A cancel reaching a session between two of its statements cancels nothing: asked again
+    // until those reads are gone (each ends at its cancelled statement), for at most 5 s.
+    for (let tries = 0; this.offPathReads.size > 0 && tries < 50; tries++) {
+      await this.pool
+        .query('SELECT pg_cancel_backend(pid) FROM unnest($1::int[]) AS pid', [[...this.offPathReads]])
+        .catch(() => {})
+      await new Promise((r) => setTimeout(r, 100))
+    }
     await this.pool.end().catch(() => {})
   }
 }
