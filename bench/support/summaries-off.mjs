@@ -6,7 +6,7 @@
  * design can take away. Bench only; the collector itself has no such switch.
  *
  *   BENCH_COLLECTOR_ARGS="--import ./bench/support/summaries-off.mjs" pnpm bench:scale -- …
- *   node --import tsx --import ./bench/support/summaries-off.mjs bench/ingest-ab.ts --after-no-summaries …
+ *   node --import tsx --import ./bench/support/summaries-off.mjs bench/ingest-ab.ts --base FILE --floor
  *
  * `globalThis.convotrackSummariesOff = false` turns the summaries back on in that process (an
  * in-process A/B of both). The source of `src/reports/summary-writes.ts` is changed as it loads,

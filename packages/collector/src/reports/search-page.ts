@@ -43,7 +43,7 @@ export async function searchPage(
   const countFew = async () =>
     Number((await exec(searchMatchCountQuery(d, filter.q, plan.fewMatches)))[0]?.n ?? 0) < plan.fewMatches
   // PostgreSQL counts only where its statistics say the words are rare: the count rechecks each
-  // match in its table row (the index keeps no word positions: phrases), and 20 000 of them
+  // match in its table row (the index keeps no word positions for phrases), and 20 000 of them
   // scattered over years of history were a second of disk reads.
   const statisticsSayMany = async () => {
     if (d.name !== 'postgres') return false
