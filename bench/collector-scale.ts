@@ -25,7 +25,10 @@
  * through /track/batch of real collector processes (4 batches of 500 in flight) and give the
  * ingest rate. `--seed http` sends everything through /track/batch. `--seed bulk` (for measuring
  * reads at 10 M) writes the prepared records straight into the tables and derives the summaries
- * from them with the migrations' code (bench/scale-bulk.ts): minutes instead of hours. Record i is always the same
+ * from them with the migrations' code (bench/scale-bulk.ts): minutes instead of hours; it stores
+ * each record with the receive time a live collector would have given it, while `--seed store`
+ * and the HTTP slice are received now (a record without a time of its own, a Messenger answer, is
+ * then dated at the load: with `--slice 0` the newest messages are a live bot's). Record i is always the same
  * record with the idempotency key `s.<i>`, so an interrupted load resumes where the store's count
  * says and a repeat is stored once. A store that already holds N records is only read.
  */
