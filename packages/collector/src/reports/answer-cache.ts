@@ -89,11 +89,7 @@ export class AnswerCache<T> {
       this.entries.set(key, e)
       this.evict()
     }
-    if (e.error !== undefined && !e.running) {
-      const error = e.error
-      e.error = undefined
-      throw error
-    }
+    if (!e.running) this.throwError(e)
     if (
       e.value !== undefined &&
       e.mark === mark &&
@@ -111,14 +107,18 @@ export class AnswerCache<T> {
         }),
       ])
       clearTimeout(timer)
-      if (waited && e.error !== undefined) {
-        const error = e.error
-        e.error = undefined
-        throw error
-      }
+      if (waited) this.throwError(e)
     }
     if (e.value === undefined) return { state: 'preparing' }
     return { state: 'ready', value: e.value, asOf: e.asOf, refreshing: e.running !== undefined }
+  }
+
+  /** A failed computation's error goes to one request (the next one computes again). */
+  private throwError(e: Entry<T>): void {
+    if (e.error === undefined) return
+    const error = e.error
+    e.error = undefined
+    throw error
   }
 
   private start(e: Entry<T>, mark: string, compute: () => Promise<T>): Promise<void> {
