@@ -205,10 +205,13 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
 
 /**
  * Does the read `name` (at its default range) read `table`, one row per user (or, for the usage
- * report by UTC day, per conversation)? Only NotHandled, segments and usage are held to it.
+ * report by UTC day, per conversation)? Only NotHandled, segments, usage and the overview of a
+ * range with nothing after it (its users and new users sum hours) are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
+  if (name.startsWith('overview') && !name.startsWith('overview bounded'))
+    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours)$/.test(table)
   if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false
   return /^(rollup_not_handled|nh_phrase_users|user_segments|user_profiles)$/.test(table)
 }

@@ -1,7 +1,8 @@
 // A database that holds history before a derived summary existed opens with it derived from the
 // summaries it already has, and the reports equal a full recount from the first read on: the
 // NotHandled phrase and segment summaries (PostgreSQL migration 10, SQLite 8); the conversation
-// starts and NotHandled phrase days (PostgreSQL 14, SQLite 12).
+// starts and NotHandled phrase days (PostgreSQL 14, SQLite 12); users first and last seen per hour
+// (PostgreSQL 17, SQLite 15).
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,8 +11,9 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
 import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
-import { READ_SUMMARIES } from '../src/reports/read-summary-tables'
+import { READ_SUMMARIES, USER_SEEN } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
+import type { RollupSpec } from '../src/reports/rollup-tables'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
@@ -37,18 +39,24 @@ async function expectDerived(upgraded: RecordStore) {
   }
 }
 
-/** The summaries a step derives, and its number on each database. */
-const STEPS = [
-  { name: 'NotHandled phrases and segments', tables: READ_SUMMARIES, sqlite: 8, postgres: 10 },
-  {
-    name: 'conversation starts and NotHandled phrase days',
-    tables: [CONVERSATION_STARTS, NH_PHRASE_DAYS],
-    sqlite: 12,
-    postgres: 14,
-  },
-]
+/** `user_segments` as it was before users first and last seen per hour: users with metadata only. */
+const WITHOUT_METADATA = "DELETE FROM user_segments WHERE pairs = '[]'"
 
-describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres }) => {
+/** The summaries a step derives, its number on each database, and what else the database before it lacked. */
+const STEPS: Array<{ name: string; tables: readonly RollupSpec[]; sqlite: number; postgres: number; before?: string }> =
+  [
+    { name: 'NotHandled phrases and segments', tables: READ_SUMMARIES, sqlite: 8, postgres: 10 },
+    {
+      name: 'conversation starts and NotHandled phrase days',
+      tables: [CONVERSATION_STARTS, NH_PHRASE_DAYS],
+      sqlite: 12,
+      postgres: 14,
+    },
+    // Before it, only users with metadata had a `user_segments` row.
+    { name: 'users first and last seen', tables: [USER_SEEN], sqlite: 15, postgres: 17, before: WITHOUT_METADATA },
+  ]
+
+describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, before }) => {
   it(`SQLite: migration ${sqlite} derives them from the stored summaries`, async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-read-summaries-')), 'old.db')
     const store = new SqliteRecordStore(file)
@@ -58,6 +66,7 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres }) =>
     // As a file of the version before: without the tables (a later open makes them again).
     const db = openKeptSqlite(file)
     for (const spec of tables) db.exec(`DROP TABLE ${spec.name}`)
+    if (before) expect(db.prepare(before).run().changes).toBeGreaterThan(0)
     // The step alone, as the file before it would run it (later steps are there already).
     const latest = Number(db.pragma('user_version', { simple: true }))
     db.exec(`PRAGMA user_version = ${sqlite - 1}`)
@@ -99,6 +108,8 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres }) =>
       await client.connect()
       try {
         for (const spec of tables) await client.query(`DROP TABLE convotrack_${spec.name}`)
+        if (before)
+          expect((await client.query(before.replace('FROM ', 'FROM convotrack_'))).rowCount).toBeGreaterThan(0)
         await client.query('DELETE FROM convotrack_migrations WHERE version = $1', [postgres])
       } finally {
         await client.end()

@@ -243,23 +243,36 @@ function recountConversations(all: StoredMessage[], nhIds: Set<number>) {
 }
 
 /**
- * The overview's users and conversations, recounted over the range widened to whole hours: users
- * with a message in it; threads (events make none) whose first message is in it.
+ * The overview's users, new users and conversations, recounted over the range widened to whole
+ * hours: users with a message in it; users whose first message ever is in it; threads (events make
+ * none) whose first message is in it.
  */
-export function overviewRecount(all: StoredMessage[], filter: ReadFilter): { users: number; conversations: number } {
+export function overviewRecount(
+  all: StoredMessage[],
+  filter: ReadFilter,
+): { users: number; newUsers: number; conversations: number } {
   const from = Math.floor((filter.from ?? 0) / HOUR) * HOUR
   const to = filter.to === undefined || filter.to === null ? null : Math.ceil(filter.to / HOUR) * HOUR
   const within = (t: number) => t >= from && (to === null || t < to)
   const firsts = new Map<string, number>()
   const users = new Set<string>()
+  const firstSeen = new Map<string, number>()
   for (const m of all) {
     if (filter.bot !== undefined && m.bot !== filter.bot) continue
-    if (m.userId !== '' && within(m.ts)) users.add(`${m.bot}/${m.userId}`)
+    if (m.userId !== '') {
+      const u = `${m.bot}/${m.userId}`
+      if (within(m.ts)) users.add(u)
+      firstSeen.set(u, Math.min(m.ts, firstSeen.get(u) ?? m.ts))
+    }
     if (m.direction === 'event') continue
     const k = `${m.bot}/${m.thread}`
     firsts.set(k, Math.min(m.ts, firsts.get(k) ?? m.ts))
   }
-  return { users: users.size, conversations: [...firsts.values()].filter(within).length }
+  return {
+    users: users.size,
+    newUsers: [...firstSeen.values()].filter(within).length,
+    conversations: [...firsts.values()].filter(within).length,
+  }
 }
 
 /** A token count the usage report believes: 0 … 10¹² (a sum of larger ones would overflow). */

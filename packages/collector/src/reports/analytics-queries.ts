@@ -12,6 +12,7 @@ import { scopeSql } from './message-queries'
 import { pathCounts } from './path-prefixes'
 import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
 import { DAY_MS, dayStart, floorHour, hourRange } from './range'
+import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
@@ -75,10 +76,10 @@ async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<
   const r = hourRange(filter)
   if (r.to === null || !(await messagesFrom(d, exec, filter, r.to))) {
     // Nothing after the range: a user has a message in it exactly when their last message is in
-    // it — one row per user active in the range, on the last_ts index.
+    // it — the users last seen in each hour from the range's first, one row per hour.
     const params: unknown[] = [r.from]
     const rows = await exec({
-      sql: `SELECT count(*) AS n FROM ${d.table(USERS.name)} WHERE last_ts >= ?${scopeSql(d, filter, params)}`,
+      sql: `SELECT sum(lasts) AS n FROM ${d.table(USER_SEEN.name)} WHERE hour >= ?${scopeSql(d, filter, params)}`,
       params,
     })
     return num(rows[0]?.n)
@@ -135,8 +136,9 @@ export async function overviewReport(
   const intentWhere = `WHERE 1 = 1${scopeSql(d, filter, intentParams)}${hours(filter, intentParams)}`
   const [users, fresh, conversations, handoffs, traffic, sessions, nh, feedback, rated] = await Promise.all([
     activeUsers(d, exec, filter),
+    // First seen in the range: the users first seen in each of its hours.
     exec({
-      sql: `SELECT count(*) AS n FROM ${d.table(USERS.name)} WHERE first_ts >= ? AND first_ts < ?${scopeSql(d, filter, newParams)}`,
+      sql: `SELECT sum(firsts) AS n FROM ${d.table(USER_SEEN.name)} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, newParams)}`,
       params: newParams,
     }),
     hourly(d, exec, filter, CONVERSATION_STARTS.name, { n: 'conversations' }),

@@ -8,11 +8,15 @@
  *   `from`, so an open-ended range (the default, the dashboard's presets, all time) reads one row
  *   per phrase × hour. `nh_phrase_users` (bot × user × phrase: latest time, count) is what says
  *   where each user's latest input is.
+ * - `rollup_user_seen` — per bot × hour: users first seen (`firsts`) and last seen (`lasts`) in
+ *   that hour, every user. Users with a message in `[from, now)` are `Σ lasts (hour ≥ from)`, new
+ *   users of `[from, to)` are `Σ firsts` over it: the overview counts hours, not profiles.
  * - `rollup_segments` — per bot × hour × field × value of the users' latest metadata: `firsts`
  *   (users first seen in that hour) and `lasts` (users last seen in it). The users whose first-to-
  *   last-seen span meets `[from, to)` (the segments report's rule) are `Σ lasts (hour ≥ from) −
  *   Σ firsts (hour ≥ to)`: rows from `from` on, not one per user. `user_segments` holds what each
- *   user is counted as (first and last hour, field/value pairs), so a change moves their counts.
+ *   user is counted as in both (first and last hour, field/value pairs: `[]` for a user without
+ *   metadata), so a change moves their counts.
  *
  * Every change that is not a pure sum is a read-modify-write of one user's rows: on PostgreSQL the
  * user is locked first (the same transaction-level lock the sessions take), so two collectors
@@ -21,7 +25,7 @@
 import { lockUsers } from './analytics-writes'
 import type { ColumnKind, Dialect, Query } from './dialect'
 import { floorHour, HOUR_MS } from './range'
-import { NH_PHRASES, NH_USERS, READ_SUMMARIES, SEGMENTS, USER_SEGMENTS } from './read-summary-tables'
+import { NH_PHRASES, NH_USERS, READ_SUMMARIES, SEGMENTS, USER_SEEN, USER_SEGMENTS } from './read-summary-tables'
 import type { Row } from './report-queries'
 import { addRow, type Deltas, type Late, phraseOf, type RollupMessage } from './rollup-delta'
 import {
@@ -266,8 +270,10 @@ function* takeBackPhrases(d: Dialect, doomed: readonly RollupMessage[], late?: L
 type Counted = { bot: string; user_id: string; first_hour: number; last_hour: number; pairs: string }
 
 /**
- * Brings the segment counts of these users in line with their profile rows (first and last seen,
- * latest metadata) as they are now in this transaction: at ingest, after erasure and retention.
+ * Brings the first/last-seen counts and the segment counts of these users in line with their
+ * profile rows (first and last seen, latest metadata) as they are now in this transaction: at
+ * ingest, after erasure and retention. A user's counts move only when their first or last hour or
+ * their metadata's pairs change (a user's later messages in the same hour write nothing here).
  */
 function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: string }>, late?: Late): Steps {
   if (users.length === 0) return
@@ -289,7 +295,6 @@ function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: 
   const now = new Map<string, Counted>()
   for (const r of yield* selectKeys(d, USERS, 'bot, user_id, first_ts, last_ts, user_json', users, USERS.keys)) {
     const pairs = r.user_json === null || r.user_json === undefined ? [] : segmentPairs(String(r.user_json))
-    if (pairs.length === 0) continue
     now.set(userKey(String(r.bot), String(r.user_id)), {
       bot: String(r.bot),
       user_id: String(r.user_id),
@@ -300,6 +305,8 @@ function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: 
   }
   const counts: Deltas = new Map()
   const count = (c: Counted, sign: 1 | -1) => {
+    addRow(counts, USER_SEEN, { bot: c.bot, hour: c.first_hour, firsts: sign, lasts: 0 })
+    addRow(counts, USER_SEEN, { bot: c.bot, hour: c.last_hour, firsts: 0, lasts: sign })
     for (const [field, value] of JSON.parse(c.pairs) as Array<[string, string]>) {
       addRow(counts, SEGMENTS, { bot: c.bot, hour: c.first_hour, field, value, firsts: sign, lasts: 0 })
       addRow(counts, SEGMENTS, { bot: c.bot, hour: c.last_hour, field, value, firsts: 0, lasts: sign })
@@ -324,12 +331,13 @@ function* syncSegments(d: Dialect, users: ReadonlyArray<{ bot: string; user_id: 
       changed.push(is)
     } else gone.push({ bot: u.bot, user_id: u.user_id })
   }
-  yield* applySums(
-    d,
-    SEGMENTS,
-    [...(counts.get(SEGMENTS)?.values() ?? [])].filter((r) => r.firsts !== 0 || r.lasts !== 0),
-    late,
-  )
+  for (const spec of [SEGMENTS, USER_SEEN])
+    yield* applySums(
+      d,
+      spec,
+      [...(counts.get(spec)?.values() ?? [])].filter((r) => r.firsts !== 0 || r.lasts !== 0),
+      late,
+    )
   for (const q of replaceQueries(d, USER_SEGMENTS, changed)) yield q
   for (const q of deleteKeysQueries(d, USER_SEGMENTS, gone)) yield q
 }
@@ -430,4 +438,32 @@ export function* rebuildReadSummaries(d: Dialect): Steps {
   const rows = [...(counts.get(SEGMENTS)?.values() ?? [])]
   for (let i = 0; i < rows.length; i += REBUILD_PAGE)
     for (const q of upsertQueries(d, SEGMENTS, rows.slice(i, i + REBUILD_PAGE))) yield q
+  yield* rebuildUserSeen(d)
+}
+
+/**
+ * Gives every profile its row in `user_segments` (a user without metadata: pairs `[]`) and derives
+ * the first/last-seen counts from those rows, in three statements: the end of the rebuild above,
+ * and the migration that adds the counts (over `user_segments` as ingest kept it).
+ */
+export function* rebuildUserSeen(d: Dialect): Steps {
+  const profiles = d.table(USERS.name)
+  const counted = d.table(USER_SEGMENTS.name)
+  const seen = d.table(USER_SEEN.name)
+  const hour = (col: string) => `(${col} / ${HOUR_MS}) * ${HOUR_MS}`
+  yield {
+    sql: `INSERT INTO ${counted} (bot, user_id, first_hour, last_hour, pairs)
+      SELECT p.bot, p.user_id, ${hour('p.first_ts')}, ${hour('p.last_ts')}, '[]' FROM ${profiles} p
+      WHERE NOT EXISTS (SELECT 1 FROM ${counted} c WHERE c.bot = p.bot AND c.user_id = p.user_id)`,
+    params: [],
+  }
+  yield { sql: `DELETE FROM ${seen}`, params: [] }
+  yield {
+    sql: `INSERT INTO ${seen} (bot, hour, firsts, lasts)
+      SELECT bot, hour, sum(firsts), sum(lasts) FROM (
+        SELECT bot, first_hour AS hour, 1 AS firsts, 0 AS lasts FROM ${counted}
+        UNION ALL SELECT bot, last_hour, 0, 1 FROM ${counted}) x
+      GROUP BY bot, hour`,
+    params: [],
+  }
 }

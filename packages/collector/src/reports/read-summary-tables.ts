@@ -1,6 +1,7 @@
 /**
  * The tables of read-summaries.ts (how they are kept is there): NotHandled phrases per hour with
- * the users whose latest input of the phrase is in that hour, and segment counts per hour.
+ * the users whose latest input of the phrase is in that hour, segment counts and users first and
+ * last seen per hour.
  */
 import type { Dialect } from './dialect'
 import { type RollupSpec, rollupDdl } from './rollup-tables'
@@ -37,7 +38,25 @@ export const SEGMENTS: RollupSpec = {
   indexes: [['hour']],
 }
 
-/** What each user with metadata is counted as in {@link SEGMENTS}: first and last hour, pairs as JSON. */
+/**
+ * Users per bot × hour, every user with or without metadata: first seen (`firsts`) and last seen
+ * (`lasts`) in that hour. The overview's users of a range with nothing stored after it are
+ * `Σ lasts (hour ≥ from)`, its new users `Σ firsts` over the range: rows per hour, not per user.
+ */
+export const USER_SEEN: RollupSpec = {
+  name: 'rollup_user_seen',
+  columns: { bot: 'text', hour: 'int', firsts: 'int', lasts: 'int' },
+  keys: ['bot', 'hour'],
+  withoutRowid: true,
+  sums: ['firsts', 'lasts'],
+  live: ['firsts', 'lasts'],
+  indexes: [['hour']],
+}
+
+/**
+ * What each user is counted as in {@link USER_SEEN} and {@link SEGMENTS}: first and last hour,
+ * pairs as JSON (`[]` for a user without metadata: counted in the first only).
+ */
 export const USER_SEGMENTS: RollupSpec = {
   name: 'user_segments',
   columns: { bot: 'text', user_id: 'text', first_hour: 'int', last_hour: 'int', pairs: 'text' },
@@ -45,7 +64,7 @@ export const USER_SEGMENTS: RollupSpec = {
 }
 
 /** These tables, in the order writers lock them (after the rollups). */
-export const READ_SUMMARIES: readonly RollupSpec[] = [NH_PHRASES, NH_USERS, SEGMENTS, USER_SEGMENTS]
+export const READ_SUMMARIES: readonly RollupSpec[] = [NH_PHRASES, NH_USERS, SEGMENTS, USER_SEEN, USER_SEGMENTS]
 
 /** CREATE statements of these tables. */
 export const readSummariesDdl = (d: Dialect): string => rollupDdl(d, READ_SUMMARIES)

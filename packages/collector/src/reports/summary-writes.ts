@@ -19,7 +19,7 @@ import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation
 import type { Dialect, Query } from './dialect'
 import { mirrorPhraseDays, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
-import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
+import { NH_PHRASES, SEGMENTS, USER_SEEN } from './read-summary-tables'
 import { DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import type { Deltas, Late, RollupMessage } from './rollup-delta'
 import {
@@ -41,6 +41,7 @@ export const LATE_TABLES: readonly RollupSpec[] = [
   EVENTS,
   NH_PHRASES,
   SEGMENTS,
+  USER_SEEN,
   SESSION_HOURS,
   CONVERSATION_STARTS,
   NH_PHRASE_DAYS,

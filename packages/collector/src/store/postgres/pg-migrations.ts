@@ -14,6 +14,7 @@ import { FUNNEL_SPANS } from './pg-funnel-spans'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './pg-history-summaries'
 import { LEAN_INGEST } from './pg-lean-ingest'
+import { USER_SEEN_HOURS } from './pg-user-seen'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -210,6 +211,7 @@ ${analyticsDdl(postgresDialect)}
   },
   ZONES_ON_DEMAND,
   FUNNEL_SPANS,
+  USER_SEEN_HOURS,
 ]
 
 /** Runs a derivation's steps on the migration's client. */

@@ -15,6 +15,7 @@ import { migrateFingerprints } from './sqlite-fingerprints'
 import { FUNNEL_SPANS } from './sqlite-funnel-spans'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './sqlite-history-summaries'
 import { LEAN_INGEST } from './sqlite-lean-ingest'
+import { USER_SEEN_HOURS } from './sqlite-user-seen'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -207,6 +208,7 @@ ${rollupDdl(sqliteDialect)}
   },
   ZONES_ON_DEMAND,
   FUNNEL_SPANS,
+  USER_SEEN_HOURS,
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
