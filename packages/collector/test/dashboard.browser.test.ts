@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto'
 import { type Collector, startCollector } from '@convotrack/collector'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { gotoDrawn, openBrowserPage, requireChromium, screenshot } from './support/browser'
 import { type ChatBot, startShopBot } from './support/chat-bot'
 
 let collector: Collector
@@ -125,7 +125,8 @@ describe('dashboard in headless Chromium', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ text: 'anyone?', userId: 'eve' }),
     })
-    await page.goto(`${collector.url}/#/conversations/offline/eve`)
+    // Ada's transcript is still shown until eve's replaces it: wait, or the click pauses ada.
+    await gotoDrawn(page, `${collector.url}/#/conversations/offline/eve`)
     await page.getByTestId('pause-button').click()
     await poll(() => page.getByTestId('takeover-alert').textContent()).toContain('failed after 3 attempt')
     expect(await page.getByTestId('pause-state').textContent()).toBe('Bot answering')

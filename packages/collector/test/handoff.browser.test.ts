@@ -7,7 +7,7 @@
 import { type Collector, startCollector } from '@convotrack/collector'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { gotoDrawn, openBrowserPage, requireChromium, screenshot } from './support/browser'
 import { type ChatBot, startShopBot } from './support/chat-bot'
 import { PASSWORD, passwordHash } from './support/team'
 
@@ -81,12 +81,26 @@ describe('the Handoffs view', () => {
   })
 
   it('a note added in the transcript shows there and is never sent to the user; release resumes the bot', async () => {
-    await page.goto(`${collector.url}/#/conversations/shop/ada`)
-    await page.getByTestId('note-input').fill('Wants a refund for order 42')
+    await gotoDrawn(page, `${collector.url}/#/conversations/shop/ada`)
+    await page.getByTestId('note-input').fill('Wants a refund')
+    // Another operator's note on this conversation arrives live while this one types: the panel
+    // renders again with it, and the draft, its focus and caret stay.
+    const other = await page.request.post(`${collector.url}/api/notes`, {
+      data: { bot: 'shop', thread: 'ada', text: 'Order 42 was shipped' },
+      headers: { origin: collector.url },
+    })
+    expect(other.status()).toBe(201)
+    await poll(() => page.getByTestId('note').allTextContents()).toEqual([
+      expect.stringContaining('Order 42 was shipped'),
+    ])
+    expect(await page.getByTestId('note-input').inputValue()).toBe('Wants a refund')
+    await page.keyboard.type(' for order 42')
     await page.getByTestId('note-add').click()
     await poll(() => page.getByTestId('note').allTextContents()).toEqual([
+      expect.stringContaining('Order 42 was shipped'),
       expect.stringContaining('Wants a refund for order 42'),
     ])
+    expect(await page.getByTestId('note-input').inputValue()).toBe('')
     expect(bot.operatorMessages).toEqual([])
     await screenshot(page, 'handoff-transcript')
     await page.getByTestId('release-button').click()
@@ -106,7 +120,7 @@ describe('the Handoffs view', () => {
       const row = viewer.getByTestId('handoff-row').filter({ hasText: 'bo' })
       await poll(() => row.count()).toBe(1)
       expect(await viewer.getByTestId('claim-button').count()).toBe(0)
-      await viewer.goto(`${collector.url}/#/conversations/shop/bo`)
+      await gotoDrawn(viewer, `${collector.url}/#/conversations/shop/bo`)
       await poll(() => viewer.getByTestId('handoff-assignee').textContent()).toContain('Waiting for a person')
       expect(await viewer.getByTestId('claim-button').count()).toBe(0)
       expect(await viewer.getByTestId('note-input').count()).toBe(0)

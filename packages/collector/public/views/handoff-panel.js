@@ -88,12 +88,18 @@ export async function renderHandoffPanel() {
             ev.preventDefault()
             const text = input.value.trim()
             if (!text) return
+            // Taken out of the box before it is sent: a render on the note's own live event
+            // (which may come before this answer) must not bring it back as a draft.
+            input.value = ''
             try {
               await postJson('api/notes', { bot: c.bot, thread: c.thread, text })
-              input.value = ''
               await renderHandoffPanel()
             } catch (e) {
-              msg.textContent = e.message
+              // Not stored: the text goes back into the box as it is now (a render may have replaced it).
+              const now = box.querySelector('[data-testid="note-input"]') ?? input
+              if (!now.value) now.value = text
+              const shown = box.querySelector('[data-testid="handoff-msg"]') ?? msg
+              shown.textContent = e.message
             }
           },
         },
@@ -101,5 +107,14 @@ export async function renderHandoffPanel() {
         h('button', { type: 'submit', class: 'primary', 'data-testid': 'note-add' }, 'Add note'),
       )
     : null
+  // A render while the operator is typing (the queue or the notes changed: a live event) keeps
+  // their draft, its caret and the focus: the panel is this conversation's until it is reopened.
+  const draft = box.querySelector('[data-testid="note-input"]')
+  const typing = draft !== null && document.activeElement === draft
+  if (draft) input.value = draft.value
   box.replaceChildren(status, msg, list, form)
+  if (typing && form) {
+    input.focus()
+    input.setSelectionRange(draft.selectionStart, draft.selectionEnd)
+  }
 }

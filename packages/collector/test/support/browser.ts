@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, chromium, type Page } from 'playwright-core'
+import { expect } from 'vitest'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const SHOTS = fileURLToPath(new URL('../../../../.artifacts/screenshots', import.meta.url))
@@ -59,4 +60,16 @@ export async function openBrowserPage({
 /** Saves a full-page screenshot as `<name>.png` in the screenshot folder. */
 export function screenshot(page: Page, name: string): Promise<Buffer> {
   return page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+}
+
+/**
+ * Goes to a dashboard URL and waits until the view has drawn what its hash names (the router
+ * marks `<body data-loaded>` with the hash it loaded). A transcript shown before stays in the page
+ * until the new one replaces it, so a click or typing before that would go to the old one.
+ */
+export async function gotoDrawn(page: Page, url: string): Promise<void> {
+  await page.goto(url)
+  await expect
+    .poll(() => page.evaluate(() => document.body.dataset.loaded === location.hash), { timeout: 10_000, interval: 50 })
+    .toBe(true)
 }
