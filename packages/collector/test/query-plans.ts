@@ -221,6 +221,8 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
+  'Index Cond'?: string
+  'Recheck Cond'?: string
   Plans?: PlanNode[]
 }
 
