@@ -129,4 +129,45 @@ describe('the Handoffs view', () => {
     }
     expect(pageErrors).toEqual([])
   })
+
+  it('switching transcripts: the one being left is inert until the next is shown, and a slower earlier open never replaces a later one', async () => {
+    await gotoDrawn(page, `${collector.url}/#/conversations/shop/ada`)
+    // bo's transcript is answered only when the test says (a slow network), ada's at once.
+    let release = () => {}
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    const isBo = (url: URL) => url.pathname.endsWith('/api/transcript') && url.searchParams.get('thread') === 'bo'
+    await page.route(isBo, async (route) => {
+      await held
+      await route.continue()
+    })
+    try {
+      await page.evaluate(() => {
+        location.hash = '#/conversations/shop/bo'
+      })
+      // Meanwhile ada's transcript is still shown: inert, so a message typed now cannot go to ada.
+      await poll(() => page.evaluate(() => (document.querySelector('#transcript') as HTMLElement).inert)).toBe(true)
+      expect(await page.getByTestId('thread-id').textContent()).toBe('ada')
+      expect(await page.evaluate(() => document.querySelector('#transcript')?.getAttribute('aria-busy'))).toBe('true')
+      // The operator goes back to ada before bo's answer comes: ada's is shown, and stays when bo's arrives.
+      await page.evaluate(() => {
+        location.hash = '#/conversations/shop/ada'
+      })
+      await poll(() => page.evaluate(() => (document.querySelector('#transcript') as HTMLElement).inert)).toBe(false)
+      const late = page.waitForResponse((res) => isBo(new URL(res.url())))
+      release()
+      await late
+      // bo's route ends after its answer (`data-routing` back to 0) without drawing or marking a load.
+      await poll(() => page.evaluate(() => document.body.dataset.routing)).toBe('0')
+      expect(await page.evaluate(() => document.body.dataset.loaded === location.hash)).toBe(true)
+      expect(await page.getByTestId('thread-id').textContent()).toBe('ada')
+      expect(new URL(page.url()).hash).toContain('#/conversations/shop/ada')
+      expect(await page.evaluate(() => document.querySelector('#transcript')?.hasAttribute('aria-busy'))).toBe(false)
+    } finally {
+      await page.unroute(isBo)
+      release()
+    }
+    expect(pageErrors).toEqual([])
+  })
 })

@@ -22,10 +22,16 @@ function syncRange(path, query) {
   document.dispatchEvent(new CustomEvent('rangechange'))
 }
 
+/** Routes whose load has not ended (`<body data-routing>`). */
+let routing = 0
+
 /**
  * Shows the view the hash names and loads it once. Once the load has drawn, `<body
- * data-loaded>` is the hash it loaded (range written back): tests wait on it before checking
- * that something is absent, so the check sees this load's page, not the one before it.
+ * data-loaded>` is the hash it loaded (range written back) — unless the hash changed meanwhile:
+ * a later route marks its own load, and an earlier one ending after it does not mark over it.
+ * `<body data-routing>` is how many loads have not ended (0: every route has settled). Tests wait
+ * on them before checking that something is absent, so the check sees this load's page, not the
+ * one before it.
  */
 export function route() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
@@ -36,8 +42,10 @@ export function route() {
   state.view = view
   for (const el of document.querySelectorAll('.view')) el.classList.toggle('on', el.id === `view-${view}`)
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('on', a.dataset.view === view)
+  document.body.dataset.routing = String(++routing)
   return report(current().load(parts.slice(1))).then(() => {
-    document.body.dataset.loaded = hash
+    if (location.hash === hash) document.body.dataset.loaded = hash
+    document.body.dataset.routing = String(--routing)
   })
 }
 

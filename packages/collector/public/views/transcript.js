@@ -249,15 +249,36 @@ function renderMore(c, bubbles) {
   $('#transcript-count').textContent = countLabel(c, bubbles)
 }
 
+/** The latest openTranscript call: an earlier one whose answer arrives later is dropped. */
+let opening = 0
+
+/** The pane is this transcript's again: interactive, not busy. */
+function settle(pane) {
+  pane.inert = false
+  pane.removeAttribute('aria-busy')
+}
+
+/** Opens a transcript in the pane (the newest page of it), replacing the one shown. */
 export async function openTranscript(bot, thread) {
   const pane = $('#transcript')
+  const mine = ++opening
+  // Until this transcript replaces it, the one shown before stays in the page: inert (nothing
+  // typed or clicked there goes to the conversation being left — an operator message least of
+  // all) and marked busy.
+  pane.inert = true
+  pane.setAttribute('aria-busy', 'true')
   let data
   try {
     data = await getJson(`api/transcript${q({ bot, thread, limit: PAGE })}`)
   } catch (e) {
+    if (mine !== opening) return
+    settle(pane)
     pane.replaceChildren(h('p', { class: 'empty' }, e.message))
     return
   }
+  // A later open won (its answer came first): this one's answer is not shown over it.
+  if (mine !== opening) return
+  settle(pane)
   const c = { bot, thread, paused: data.paused, info: data.bot, busy: false, olderBeforeId: data.olderBeforeId }
   state.current = c
   setTraceUrl(data.traceUrl)
