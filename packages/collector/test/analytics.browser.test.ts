@@ -200,6 +200,55 @@ describe('analytics views in headless Chromium', () => {
     expect(csv.slice(1)).toEqual(steps.map((s) => [s.step, String(s.users)]))
   })
 
+  it('funnel: an earlier run answered after a later one is not shown; a live refresh keeps the step being picked', async () => {
+    // Still on the funnel view of the test before, its three steps in the builder.
+    expect(await page.getByTestId('funnel-step').count()).toBe(3)
+    // The three-step funnel of the test before is in the builder. Its count is held back (a slow
+    // database); the operator removes the last step and runs again, answered at once.
+    let release = () => {}
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    const three = 'intent:greet,event:feedback,intent:greet'
+    const isHeld = (url: URL) => url.pathname.endsWith('/api/reports/funnel') && url.searchParams.get('steps') === three
+    await page.route(isHeld, async (route) => {
+      await held
+      await route.continue()
+    })
+    const answered = () => page.evaluate(() => Number(document.getElementById('funnel-result')?.dataset.answered ?? 0))
+    try {
+      const before = await answered()
+      await page.getByTestId('funnel-run').click()
+      await page.getByTestId('funnel-step').last().getByRole('button', { name: 'remove' }).click()
+      await page.getByTestId('funnel-run').click()
+      await poll(answered).toBe(before + 1)
+      await poll(() => page.getByTestId('funnel-users').allTextContents()).toEqual(['2', '1'])
+      release()
+      // The held answer has come back and been handled: the table is still the later run's.
+      await poll(answered).toBe(before + 2)
+      expect(await page.getByTestId('funnel-users').allTextContents()).toEqual(['2', '1'])
+    } finally {
+      await page.unroute(isHeld)
+      release()
+    }
+    // A step is being picked when live messages refresh the view: the choice stays.
+    await page.getByTestId('funnel-choice').selectOption('event:feedback')
+    const tracked = await fetch(
+      `${collector.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=demo-key`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'hi', userId: 'hal', intent: { name: 'greet' } }),
+      },
+    )
+    expect(tracked.status).toBe(201)
+    const [newest] = await api<Array<{ id: number }>>('/api/messages?limit=1')
+    await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
+      newest?.id ?? Number.POSITIVE_INFINITY,
+    )
+    expect(await page.getByTestId('funnel-choice').inputValue()).toBe('event:feedback')
+  })
+
   it('clusters group the same question; the CSV has the same rows, a formula neutralised', async () => {
     await page.goto(`${collector.url}/#/clusters`)
     const { clusters } = await api<{ clusters: Array<{ label: string; count: number; users: number }> }>(
@@ -236,6 +285,60 @@ describe('analytics views in headless Chromium', () => {
     await poll(() => page.locator('[data-hit="true"] .bubble').textContent()).toBe('the zebra question')
     expect(await page.locator('[data-hit="true"]').isVisible()).toBe(true)
     await screenshot(page, 'analytics-search-hit')
+    expect(pageErrors).toEqual([])
+  })
+
+  it('search: a slower earlier query never replaces a later one; a live refresh keeps what is typed in the box', async () => {
+    await page.goto(`${collector.url}/#/overview`)
+    // The search for `hello` is answered only when the test says (a slow database), others at once.
+    let release = () => {}
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    const isSlow = (url: URL) => url.pathname.endsWith('/api/search') && url.searchParams.get('q') === 'hello'
+    await page.route(isSlow, async (route) => {
+      await held
+      await route.continue()
+    })
+    const zebra = [expect.stringContaining('the zebra question')]
+    try {
+      await page.getByTestId('search-input').fill('hello')
+      await page.getByTestId('search-input').press('Enter')
+      await page.getByTestId('search-input').fill('zeb*')
+      await page.getByTestId('search-input').press('Enter')
+      // zeb*'s load has drawn (the earlier test's zeb* hits are still in the hidden view: wait for this one).
+      await poll(() => page.evaluate(() => document.body.dataset.loaded)).toContain(
+        `#/search/${encodeURIComponent('zeb*')}`,
+      )
+      expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
+      const late = page.waitForResponse((res) => isSlow(new URL(res.url())))
+      release()
+      await late
+      // `hello`'s route has ended (its answer handled): the list is still zeb*'s.
+      await poll(() => page.evaluate(() => document.body.dataset.routing)).toBe('0')
+      expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
+      expect(await page.locator('#search-title').textContent()).toBe('Search: zeb*')
+    } finally {
+      await page.unroute(isSlow)
+      release()
+    }
+    // The next query is being typed when a live message refreshes the view: the box keeps it.
+    await page.getByTestId('search-input').fill('cancel')
+    const tracked = await fetch(
+      `${collector.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=demo-key`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'a live one', userId: 'gus' }),
+      },
+    )
+    expect(tracked.status).toBe(201)
+    const [newest] = await api<Array<{ id: number }>>('/api/messages?limit=1')
+    await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
+      newest?.id ?? Number.POSITIVE_INFINITY,
+    )
+    expect(await page.getByTestId('search-input').inputValue()).toBe('cancel')
+    expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
     expect(pageErrors).toEqual([])
   })
 })

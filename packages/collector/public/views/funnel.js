@@ -49,6 +49,10 @@ function renderSteps() {
 
 /** The pending re-ask while the funnel is counted (a new run replaces it). */
 let retry
+/** The latest run: an earlier one answered after it (other steps, a slower count) is not shown. */
+let runs = 0
+/** Runs whose answer came back, shown or not (`data-answered` on the result: tests wait on it). */
+let answered = 0
 
 /**
  * The report. A funnel over a large audience is counted off the request path: 202 the first
@@ -64,8 +68,12 @@ function askAgain(seconds) {
 
 async function run() {
   clearTimeout(retry)
+  const mine = ++runs
   if (steps.length === 0) return
-  const { body, retryS } = await fetchReport()
+  const { body, retryS } = await fetchReport().finally(() => {
+    $('#funnel-result').dataset.answered = String(++answered)
+  })
+  if (mine !== runs) return
   const note = countingNote(
     body,
     'funnel',
@@ -105,7 +113,11 @@ async function run() {
 
 async function load() {
   const select = $('#funnel-choice')
-  select.replaceChildren(...(await choices()).map((c) => h('option', { value: c }, c)))
+  const options = await choices()
+  // A refresh (live messages) keeps the step being picked.
+  const picked = select.value
+  select.replaceChildren(...options.map((c) => h('option', { value: c }, c)))
+  if (options.includes(picked)) select.value = picked
   renderSteps()
   await run()
 }

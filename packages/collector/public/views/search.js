@@ -7,6 +7,8 @@ import { csvLink, reportQuery } from '../lib/report-links.js'
 import { state } from '../lib/state.js'
 
 let query = ''
+/** Which load the list belongs to: a page answered after a newer query (or refresh) began is dropped. */
+let generation = 0
 
 function hitItem(hit) {
   return h(
@@ -30,8 +32,11 @@ function hitItem(hit) {
   )
 }
 
-async function page(next) {
+async function page(next, of = generation) {
   const body = await getJson(`api/search${reportQuery({ q: query, next })}`)
+  // A newer search (or a refresh of this one) began while this page was asked: it is not shown
+  // under the newer title, nor appended to the newer list.
+  if (of !== generation) return
   const list = $('#search-hits')
   if (!next) list.replaceChildren()
   list.append(...body.hits.map(hitItem))
@@ -39,20 +44,32 @@ async function page(next) {
   const more = $('#search-more')
   more.replaceChildren(
     body.next
-      ? h('button', { type: 'button', 'data-testid': 'search-more', onclick: () => page(body.next) }, 'More')
+      ? h('button', { type: 'button', 'data-testid': 'search-more', onclick: () => page(body.next, of) }, 'More')
       : '',
   )
 }
 
+/** Opened from the URL: the header's box shows the query searched. */
 async function load(params) {
   query = decodeURIComponent(params.join('/'))
   $('#search-input').value = query
+  await show()
+}
+
+/**
+ * The hits of the current query, from their first page. A refresh (live messages arrived) comes
+ * here without touching the header's box: someone typing the next query keeps what they typed.
+ */
+async function show() {
+  generation++
   $('#search-title').textContent = query ? `Search: ${query}` : 'Search'
   if (!query) {
     $('#search-hits').replaceChildren()
     return
   }
-  await page()
+  const of = generation
+  await page(undefined, of)
+  if (of !== generation) return
   $('#search-csv').replaceChildren(csvLink('api/search', 'search', { q: query }))
 }
 
@@ -62,4 +79,4 @@ $('#search-form').addEventListener('submit', (ev) => {
   if (q) location.hash = `#/search/${encodeURIComponent(q)}`
 })
 
-export default { name: 'search', load, refresh: () => load([encodeURIComponent(query)]) }
+export default { name: 'search', load, refresh: show }
