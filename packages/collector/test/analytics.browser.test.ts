@@ -9,7 +9,7 @@ import { type Collector, startCollector } from '@convotrack/collector'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { item } from './store-contract'
-import { openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { holdRequests, openBrowserPage, requireChromium, screenshot } from './support/browser'
 
 let collector: Collector
 let browser: Browser
@@ -53,6 +53,20 @@ function parseCsv(text: string): string[][] {
     } else cell += c
   }
   return rows
+}
+
+/** Posts a live message (as a bot's tracker would) and waits until the page's refresh after it has finished. */
+async function trackLive(message: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${collector.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=demo-key`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(message),
+  })
+  expect(res.status).toBe(201)
+  const [newest] = await api<Array<{ id: number }>>('/api/messages?limit=1')
+  await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
+    newest?.id ?? Number.POSITIVE_INFINITY,
+  )
 }
 
 async function download(testid: string): Promise<string[][]> {
@@ -205,16 +219,11 @@ describe('analytics views in headless Chromium', () => {
     expect(await page.getByTestId('funnel-step').count()).toBe(3)
     // The three-step funnel of the test before is in the builder. Its count is held back (a slow
     // database); the operator removes the last step and runs again, answered at once.
-    let release = () => {}
-    const held = new Promise<void>((r) => {
-      release = r
-    })
     const three = 'intent:greet,event:feedback,intent:greet'
-    const isHeld = (url: URL) => url.pathname.endsWith('/api/reports/funnel') && url.searchParams.get('steps') === three
-    await page.route(isHeld, async (route) => {
-      await held
-      await route.continue()
-    })
+    const hold = await holdRequests(
+      page,
+      (url) => url.pathname.endsWith('/api/reports/funnel') && url.searchParams.get('steps') === three,
+    )
     const answered = () => page.evaluate(() => Number(document.getElementById('funnel-result')?.dataset.answered ?? 0))
     try {
       const before = await answered()
@@ -223,29 +232,16 @@ describe('analytics views in headless Chromium', () => {
       await page.getByTestId('funnel-run').click()
       await poll(answered).toBe(before + 1)
       await poll(() => page.getByTestId('funnel-users').allTextContents()).toEqual(['2', '1'])
-      release()
+      hold.release()
       // The held answer has come back and been handled: the table is still the later run's.
       await poll(answered).toBe(before + 2)
       expect(await page.getByTestId('funnel-users').allTextContents()).toEqual(['2', '1'])
     } finally {
-      await page.unroute(isHeld)
-      release()
+      await hold.stop()
     }
     // A step is being picked when live messages refresh the view: the choice stays.
     await page.getByTestId('funnel-choice').selectOption('event:feedback')
-    const tracked = await fetch(
-      `${collector.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=demo-key`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ text: 'hi', userId: 'hal', intent: { name: 'greet' } }),
-      },
-    )
-    expect(tracked.status).toBe(201)
-    const [newest] = await api<Array<{ id: number }>>('/api/messages?limit=1')
-    await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
-      newest?.id ?? Number.POSITIVE_INFINITY,
-    )
+    await trackLive({ text: 'hi', userId: 'hal', intent: { name: 'greet' } })
     expect(await page.getByTestId('funnel-choice').inputValue()).toBe('event:feedback')
   })
 
@@ -291,15 +287,8 @@ describe('analytics views in headless Chromium', () => {
   it('search: a slower earlier query never replaces a later one; a live refresh keeps what is typed in the box', async () => {
     await page.goto(`${collector.url}/#/overview`)
     // The search for `hello` is answered only when the test says (a slow database), others at once.
-    let release = () => {}
-    const held = new Promise<void>((r) => {
-      release = r
-    })
     const isSlow = (url: URL) => url.pathname.endsWith('/api/search') && url.searchParams.get('q') === 'hello'
-    await page.route(isSlow, async (route) => {
-      await held
-      await route.continue()
-    })
+    const hold = await holdRequests(page, isSlow)
     const zebra = [expect.stringContaining('the zebra question')]
     try {
       await page.getByTestId('search-input').fill('hello')
@@ -312,31 +301,18 @@ describe('analytics views in headless Chromium', () => {
       )
       expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
       const late = page.waitForResponse((res) => isSlow(new URL(res.url())))
-      release()
+      hold.release()
       await late
       // `hello`'s route has ended (its answer handled): the list is still zeb*'s.
       await poll(() => page.evaluate(() => document.body.dataset.routing)).toBe('0')
       expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
       expect(await page.locator('#search-title').textContent()).toBe('Search: zeb*')
     } finally {
-      await page.unroute(isSlow)
-      release()
+      await hold.stop()
     }
     // The next query is being typed when a live message refreshes the view: the box keeps it.
     await page.getByTestId('search-input').fill('cancel')
-    const tracked = await fetch(
-      `${collector.url}/track?platform=universal&type=incoming&v=11.1.0-rest&apiKey=demo-key`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ text: 'a live one', userId: 'gus' }),
-      },
-    )
-    expect(tracked.status).toBe(201)
-    const [newest] = await api<Array<{ id: number }>>('/api/messages?limit=1')
-    await poll(() => page.evaluate(() => Number(document.body.dataset.refreshedThrough ?? 0))).toBeGreaterThanOrEqual(
-      newest?.id ?? Number.POSITIVE_INFINITY,
-    )
+    await trackLive({ text: 'a live one', userId: 'gus' })
     expect(await page.getByTestId('search-input').inputValue()).toBe('cancel')
     expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
     expect(pageErrors).toEqual([])

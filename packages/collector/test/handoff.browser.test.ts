@@ -7,7 +7,7 @@
 import { type Collector, startCollector } from '@convotrack/collector'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { gotoDrawn, openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { gotoDrawn, holdRequests, openBrowserPage, requireChromium, screenshot } from './support/browser'
 import { type ChatBot, startShopBot } from './support/chat-bot'
 import { PASSWORD, passwordHash } from './support/team'
 
@@ -133,15 +133,8 @@ describe('the Handoffs view', () => {
   it('switching transcripts: the one being left is inert until the next is shown, and a slower earlier open never replaces a later one', async () => {
     await gotoDrawn(page, `${collector.url}/#/conversations/shop/ada`)
     // bo's transcript is answered only when the test says (a slow network), ada's at once.
-    let release = () => {}
-    const held = new Promise<void>((r) => {
-      release = r
-    })
     const isBo = (url: URL) => url.pathname.endsWith('/api/transcript') && url.searchParams.get('thread') === 'bo'
-    await page.route(isBo, async (route) => {
-      await held
-      await route.continue()
-    })
+    const hold = await holdRequests(page, isBo)
     try {
       await page.evaluate(() => {
         location.hash = '#/conversations/shop/bo'
@@ -156,7 +149,7 @@ describe('the Handoffs view', () => {
       })
       await poll(() => page.evaluate(() => (document.querySelector('#transcript') as HTMLElement).inert)).toBe(false)
       const late = page.waitForResponse((res) => isBo(new URL(res.url())))
-      release()
+      hold.release()
       await late
       // bo's route ends after its answer (`data-routing` back to 0) without drawing or marking a load.
       await poll(() => page.evaluate(() => document.body.dataset.routing)).toBe('0')
@@ -165,8 +158,7 @@ describe('the Handoffs view', () => {
       expect(new URL(page.url()).hash).toContain('#/conversations/shop/ada')
       expect(await page.evaluate(() => document.querySelector('#transcript')?.hasAttribute('aria-busy'))).toBe(false)
     } finally {
-      await page.unroute(isBo)
-      release()
+      await hold.stop()
     }
     expect(pageErrors).toEqual([])
   })

@@ -73,3 +73,28 @@ export async function gotoDrawn(page: Page, url: string): Promise<void> {
     .poll(() => page.evaluate(() => document.body.dataset.loaded === location.hash), { timeout: 10_000, interval: 50 })
     .toBe(true)
 }
+
+/**
+ * Holds the page's requests that `matches` (a slow network or database) until `release()`; then
+ * they go to the server as they were. `stop()` releases them and removes the hold.
+ */
+export async function holdRequests(
+  page: Page,
+  matches: (url: URL) => boolean,
+): Promise<{ release: () => void; stop: () => Promise<void> }> {
+  let release = () => {}
+  const held = new Promise<void>((r) => {
+    release = r
+  })
+  await page.route(matches, async (route) => {
+    await held
+    await route.continue()
+  })
+  return {
+    release,
+    stop: async () => {
+      release()
+      await page.unroute(matches)
+    },
+  }
+}
