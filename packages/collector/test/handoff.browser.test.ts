@@ -131,6 +131,22 @@ describe('the Handoffs view', () => {
   })
 
   it('switching transcripts: the one being left is inert until the next is shown, and a slower earlier open never replaces a later one', async () => {
+    const inert = () => page.evaluate(() => (document.querySelector('#transcript') as HTMLElement).inert)
+    await gotoDrawn(page, `${collector.url}/#/conversations/shop/ada`)
+    // The conversations list loads first: ada's transcript is inert from the moment the URL names bo's.
+    const list = await holdRequests(page, (url) => url.pathname.endsWith('/api/conversations'))
+    try {
+      await page.evaluate(() => {
+        location.hash = '#/conversations/shop/bo'
+      })
+      await poll(inert).toBe(true)
+      expect(await page.getByTestId('thread-id').textContent()).toBe('ada')
+    } finally {
+      await list.stop()
+    }
+    await poll(() => page.evaluate(() => document.body.dataset.loaded === location.hash)).toBe(true)
+    expect(await page.getByTestId('thread-id').textContent()).toBe('bo')
+    expect(await inert()).toBe(false)
     await gotoDrawn(page, `${collector.url}/#/conversations/shop/ada`)
     // bo's transcript is answered only when the test says (a slow network), ada's at once.
     const isBo = (url: URL) => url.pathname.endsWith('/api/transcript') && url.searchParams.get('thread') === 'bo'
@@ -140,14 +156,14 @@ describe('the Handoffs view', () => {
         location.hash = '#/conversations/shop/bo'
       })
       // Meanwhile ada's transcript is still shown: inert, so a message typed now cannot go to ada.
-      await poll(() => page.evaluate(() => (document.querySelector('#transcript') as HTMLElement).inert)).toBe(true)
+      await poll(inert).toBe(true)
       expect(await page.getByTestId('thread-id').textContent()).toBe('ada')
       expect(await page.evaluate(() => document.querySelector('#transcript')?.getAttribute('aria-busy'))).toBe('true')
       // The operator goes back to ada before bo's answer comes: ada's is shown, and stays when bo's arrives.
       await page.evaluate(() => {
         location.hash = '#/conversations/shop/ada'
       })
-      await poll(() => page.evaluate(() => (document.querySelector('#transcript') as HTMLElement).inert)).toBe(false)
+      await poll(inert).toBe(false)
       const late = page.waitForResponse((res) => isBo(new URL(res.url())))
       hold.release()
       await late

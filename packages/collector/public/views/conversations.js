@@ -5,7 +5,7 @@ import { $, h } from '../lib/dom.js'
 import { platformBadge, platformBadgeBeside, transcriptHref, when } from '../lib/format.js'
 import { withRange } from '../lib/range.js'
 import { conversationName, learnThreadUser, state } from '../lib/state.js'
-import { highlightOpen, openTranscript } from './transcript.js'
+import { highlightOpen, leaveTranscript, openTranscript } from './transcript.js'
 import { focusMessage } from './transcript-focus.js'
 
 const isOpen = (c) => state.current && state.current.bot === c.bot && state.current.thread === c.thread
@@ -104,6 +104,8 @@ async function loadConversations() {
 export default {
   name: 'conversations',
   async load(params) {
+    // A transcript is named: the one shown is left now, not once the list has loaded.
+    if (params[0] && params[1]) leaveTranscript()
     await loadConversations()
     if (params[0] && params[1]) {
       await openTranscript(decodeURIComponent(params[0]), decodeURIComponent(params.slice(1).join('/')))

@@ -258,15 +258,25 @@ function settle(pane) {
   pane.removeAttribute('aria-busy')
 }
 
+/**
+ * Another transcript is being opened: until it replaces the one shown, that one stays in the page
+ * inert (nothing typed or clicked there goes to the conversation being left — an operator message
+ * least of all) and marked busy, and an open still loading is superseded. Called as soon as the
+ * route names a transcript (before the conversations list loads), and by openTranscript.
+ */
+export function leaveTranscript() {
+  opening++
+  const pane = $('#transcript')
+  if (!pane) return
+  pane.inert = true
+  pane.setAttribute('aria-busy', 'true')
+}
+
 /** Opens a transcript in the pane (the newest page of it), replacing the one shown. */
 export async function openTranscript(bot, thread) {
   const pane = $('#transcript')
-  const mine = ++opening
-  // Until this transcript replaces it, the one shown before stays in the page: inert (nothing
-  // typed or clicked there goes to the conversation being left — an operator message least of
-  // all) and marked busy.
-  pane.inert = true
-  pane.setAttribute('aria-busy', 'true')
+  leaveTranscript()
+  const mine = opening
   let data
   try {
     data = await getJson(`api/transcript${q({ bot, thread, limit: PAGE })}`)
