@@ -76,7 +76,8 @@ export async function gotoDrawn(page: Page, url: string): Promise<void> {
 
 /**
  * Holds the page's requests that `matches` (a slow network or database) until `release()`; then
- * they go to the server as they were. `stop()` releases them and removes the hold.
+ * they go to the server as they were. `stop()` releases them, waits until each has gone on, and
+ * removes the hold (removed first, a request still held would be answered twice).
  */
 export async function holdRequests(
   page: Page,
@@ -86,14 +87,17 @@ export async function holdRequests(
   const held = new Promise<void>((r) => {
     release = r
   })
-  await page.route(matches, async (route) => {
-    await held
-    await route.continue()
+  const going = new Set<Promise<void>>()
+  await page.route(matches, (route) => {
+    const on = held.then(() => route.continue())
+    going.add(on)
+    return on
   })
   return {
     release,
     stop: async () => {
       release()
+      await Promise.all(going)
       await page.unroute(matches)
     },
   }
