@@ -4,7 +4,7 @@ import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
-import { rebuildReadSummaries } from '../../reports/read-summaries'
+import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
@@ -14,7 +14,6 @@ import { FUNNEL_SPANS } from './pg-funnel-spans'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './pg-history-summaries'
 import { LEAN_INGEST } from './pg-lean-ingest'
-import { USER_SEEN_HOURS } from './pg-user-seen'
 
 /** One schema step. Versions only grow; a released migration is never edited, only followed by another. */
 export interface PgMigration {
@@ -211,7 +210,12 @@ ${analyticsDdl(postgresDialect)}
   },
   ZONES_ON_DEMAND,
   FUNNEL_SPANS,
-  USER_SEEN_HOURS,
+  {
+    version: 17,
+    name: 'users first and last seen per hour (derived from the user profiles)',
+    sql: readSummariesDdl(postgresDialect),
+    after: (client) => deriveOn(client, rebuildUserSeen(postgresDialect)),
+  },
 ]
 
 /** Runs a derivation's steps on the migration's client. */

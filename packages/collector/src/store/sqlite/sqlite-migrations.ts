@@ -4,7 +4,7 @@ import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
-import { rebuildReadSummaries } from '../../reports/read-summaries'
+import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
 import { rollupDdl } from '../../reports/rollup-tables'
@@ -15,7 +15,6 @@ import { migrateFingerprints } from './sqlite-fingerprints'
 import { FUNNEL_SPANS } from './sqlite-funnel-spans'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './sqlite-history-summaries'
 import { LEAN_INGEST } from './sqlite-lean-ingest'
-import { USER_SEEN_HOURS } from './sqlite-user-seen'
 
 /** One schema step of a SQLite file; its number is kept in `PRAGMA user_version`. */
 export interface SqliteMigration {
@@ -208,7 +207,14 @@ ${rollupDdl(sqliteDialect)}
   },
   ZONES_ON_DEMAND,
   FUNNEL_SPANS,
-  USER_SEEN_HOURS,
+  {
+    version: 15,
+    name: 'users first and last seen per hour (derived from the user profiles)',
+    apply(db, _keep, run) {
+      db.exec(readSummariesDdl(sqliteDialect))
+      runSteps(rebuildUserSeen(sqliteDialect), run)
+    },
+  },
 ]
 
 /** Applies the steps the file does not have yet, each in a transaction; returns the versions applied. */
