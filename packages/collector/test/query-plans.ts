@@ -221,8 +221,7 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
-  'Index Cond'?: string
-  'Recheck Cond'?: string
+  'Join Type'?: string
   Plans?: PlanNode[]
 }
 
