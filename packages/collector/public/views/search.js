@@ -32,7 +32,7 @@ function hitItem(hit) {
   )
 }
 
-async function page(next, of = generation) {
+async function page(next, of) {
   const body = await getJson(`api/search${reportQuery({ q: query, next })}`)
   // A newer search (or a refresh of this one) began while this page was asked: it is not shown
   // under the newer title, nor appended to the newer list.
