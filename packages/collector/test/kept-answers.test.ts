@@ -8,9 +8,16 @@
  * And on PostgreSQL: a funnel off the request path runs under its own statement bound, not the
  * store's `queryTimeoutMs`.
  */
-import { type Collector, PgRecordStore, StoreUnavailableError, startCollector } from '@convotrack/collector'
+import {
+  type Collector,
+  PgRecordStore,
+  SqliteRecordStore,
+  StoreUnavailableError,
+  startCollector,
+} from '@convotrack/collector'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { periodStart } from '../src/reports/periods'
 import { item } from './store-contract'
 import { heldStore } from './support/held-reads'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -170,6 +177,46 @@ describe('GET /api/reports/overview, counted off the request path', () => {
     expect(next.handoffs === 1 || next.refreshing === true).toBe(true)
     await expect.poll(async () => (JSON.parse((await overview(c)).body) as Overview).handoffs).toBe(1)
     expect(state.calls.overview).toBe(2)
+  })
+})
+
+describe('GET /api/reports/overview of whole local days in the past: the zone becomes kept', () => {
+  it('a past range of Tokyo days makes Tokyo kept on demand, then its users are sums over its days; an open range asks nothing', async () => {
+    const store = new SqliteRecordStore(':memory:', { retentionZonesOnDemand: 1 })
+    collector = await startCollector({ port: 0, log: false, store, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
+    const c = collector
+    const DAY = 86_400_000
+    const tokyo = periodStart('Asia/Tokyo', Date.now(), 'day')
+    // ada on three of the last five Tokyo days, bo on one, cy only today (after the range).
+    for (const [user, back] of [
+      ['ada', 4],
+      ['ada', 2],
+      ['ada', 0],
+      ['bo', 3],
+      ['cy', 0],
+    ] as const) {
+      const i = item(
+        'shop',
+        'universal',
+        'incoming',
+        { userId: user, text: 'hi' },
+        { at: tokyo - back * DAY + 3_600_000 },
+      )
+      await store.add(i.record, i.messages)
+    }
+    const get = (q: string) =>
+      fetch(`${c.url}/api/reports/overview?${q}`).then((r) => r.json() as Promise<{ users?: number }>)
+    // An open range in Paris (the dashboard's presets end tonight): no zone asked for.
+    await get(`from=${new Date(tokyo - 5 * DAY).toISOString()}&tz=Europe%2FParis`)
+    const past = `from=${new Date(tokyo - 3 * DAY).toISOString()}&to=${new Date(tokyo - DAY).toISOString()}&tz=Asia%2FTokyo`
+    await get(past)
+    // The one zone allowed on demand is taken (asking for Paris now would take it else) — by Tokyo.
+    expect(await store.retentionZone('Europe/Paris')).toMatchObject({ kept: null })
+    await store.retentionZoneReady('Asia/Tokyo')
+    expect(await store.retentionZone('Asia/Tokyo')).toMatchObject({ kept: 'demand', ready: true })
+    // ada (day −2) and bo (day −3): from the previous-day rows of Tokyo's days.
+    expect((await store.overview({ from: tokyo - 3 * DAY, to: tokyo - DAY, tz: 'Asia/Tokyo' })).users).toBe(2)
+    await expect.poll(async () => (await get(past)).users).toBe(2)
   })
 })
 

@@ -179,14 +179,21 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
         await usageReport(d, capture, { from, to: null, tz: 'UTC' })
         answer = kept
       }
-    // The overview of a bounded range (a week, its edges inside UTC days): users from the day and hour rows.
+    // The overview of a bounded range (a week, its edges inside UTC days; messages stored after it):
+    // users from the day and hour rows (UTC is kept, but the range is not its whole days).
     name = `overview bounded${suffix}`
+    answer = [{ found: 1, zone: 'UTC' }]
     await overviewReport(
       d,
       capture,
       { ...f, from: floorHour(NOW - 20 * DAY) + 5 * HOUR, to: floorHour(NOW - 13 * DAY) + 7 * HOUR },
       30 * 60_000,
     )
+    // Whole UTC days ending a week ago, UTC kept: the previous-day rows of the range's days, no user's row.
+    name = `overview past days${suffix}`
+    const midnight = Math.floor(NOW / DAY) * DAY
+    await overviewReport(d, capture, { ...f, from: midnight - 37 * DAY, to: midnight - 7 * DAY }, 30 * 60_000)
+    answer = []
     // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
     name = `not-handled ending in the past${suffix}`
     answer = [{ found: 1 }]
@@ -205,8 +212,9 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
 
 /**
  * Does the read `name` (at its default range) read `table`, one row per user (or, for the usage
- * report by UTC day, per conversation)? Only NotHandled, segments, usage and the overview of a
- * range with nothing after it (its users and new users sum hours) are held to it.
+ * report by UTC day, per conversation)? Only NotHandled, segments, usage and the overview (of a
+ * range with nothing after it: its users and new users sum hours; of whole days of a kept zone:
+ * its users sum pairs of days) are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)

@@ -2,7 +2,8 @@
 // summaries it already has, and the reports equal a full recount from the first read on: the
 // NotHandled phrase and segment summaries (PostgreSQL migration 10, SQLite 8); the conversation
 // starts and NotHandled phrase days (PostgreSQL 14, SQLite 12); users first and last seen per hour
-// (PostgreSQL 17, SQLite 15).
+// (PostgreSQL 17, SQLite 15); users per local day and their previous active day (PostgreSQL 18,
+// SQLite 16).
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +14,7 @@ import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
 import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import { READ_SUMMARIES, USER_SEEN } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
+import { PREV_DAYS } from '../src/reports/retention-cohorts'
 import type { RollupSpec } from '../src/reports/rollup-tables'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectMatchesRecount, load, traffic } from './rollup-contract'
@@ -31,9 +33,12 @@ async function expectDerived(upgraded: RecordStore) {
     await expectMatchesRecount(upgraded)
     await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
     await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
+    // A whole UTC day with messages after it: the previous-day rows.
+    await expectMatchesRecount(upgraded, { from: BASE + 24 * HOUR, to: BASE + 48 * HOUR, tz: 'UTC' })
     await load(upgraded, traffic(100, 12, 'later'))
     await upgraded.eraseUser('help', 'u2')
     await expectMatchesRecount(upgraded)
+    await expectMatchesRecount(upgraded, { from: BASE, to: BASE + 48 * HOUR, tz: 'UTC' })
   } finally {
     await upgraded.close()
   }
@@ -54,6 +59,7 @@ const STEPS: Array<{ name: string; tables: readonly RollupSpec[]; sqlite: number
     },
     // Before it, only users with metadata had a `user_segments` row.
     { name: 'users first and last seen', tables: [USER_SEEN], sqlite: 15, postgres: 17, before: WITHOUT_METADATA },
+    { name: 'users per local day and their previous active day', tables: [PREV_DAYS], sqlite: 16, postgres: 18 },
   ]
 
 describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, before }) => {

@@ -15,7 +15,7 @@ import {
 } from '../reports/analytics-queries'
 import type { FunnelLine, OverviewReport } from '../reports/analytics-types'
 import { AnswerCache } from '../reports/answer-cache'
-import { PERIODS, type Period } from '../reports/periods'
+import { PERIODS, type Period, periodStart } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
 import { hourRange } from '../reports/range'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
@@ -113,6 +113,14 @@ export function analyticsRoutes(
 
   api.get('/reports/overview', async (req, res) => {
     const filter = readOf(req, res)
+    // Whole local days that end in the past (a dashboard's custom range): its users are sums over
+    // days of a kept retention zone. A zone not kept becomes kept on demand, as the retention view
+    // makes it (within `retentionZonesOnDemand`); until it is prepared, the user-days are read.
+    const { from, to, tz } = filter
+    if (tz && from !== undefined && typeof to === 'number' && to <= Date.now()) {
+      const day = (t: number) => periodStart(tz, t, 'day') === t
+      if (day(from) && day(to)) await store.retentionZone?.(tz)
+    }
     const key = JSON.stringify([filter.bot ?? null, filter.bots ?? null, filter.from, filter.to, filter.tz])
     const answer = await overviews.get(key, await markOf(store, true), () =>
       store.overview({ ...filter, budgetMs: KEPT_READ_BUDGET_MS }),

@@ -14,7 +14,7 @@ import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
 import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
-import { cohortRows, DEFAULT_RETENTION_ZONES } from './retention-cohorts'
+import { cohortRows, DEFAULT_RETENTION_ZONES, PREV_DAYS, RETENTION_ZONES_TABLE } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
 
 export type {
@@ -67,10 +67,29 @@ async function messagesFrom(d: Dialect, exec: Exec, filter: ReadFilter, hour: nu
 }
 
 /**
+ * A retention zone whose day summaries are complete (the option's, or prepared on demand) and
+ * whose local days the range starts and ends on: `tz` first, else any. Null when there is none.
+ */
+async function dayZone(
+  d: Dialect,
+  exec: Exec,
+  tz: string | undefined,
+  r: { from: number; to: number },
+): Promise<string | null> {
+  const rows = await exec({ sql: `SELECT zone FROM ${d.table(RETENTION_ZONES_TABLE)} WHERE ready = 1`, params: [] })
+  const zones = rows.map((z) => String(z.zone)).sort((a, b) => (a === tz ? -1 : b === tz ? 1 : 0))
+  const aligned = (zone: string, t: number) => periodStart(zone, t, 'day') === t
+  return zones.find((zone) => aligned(zone, r.from) && aligned(zone, r.to)) ?? null
+}
+
+/**
  * Distinct users active in the range. A range with nothing stored after it (open, or ending in
- * the future: the dashboard's presets end tonight) counts users by their last message; one that
- * ends in the past reads whole UTC days from the users-per-day summary, the partial days at the
- * edges from the users-per-hour one (exact to the hour).
+ * the future: the dashboard's presets end tonight) counts users by their last message. One that
+ * ends in the past: when it is whole local days of a kept retention zone (a dashboard range in
+ * the zone of its browser, or UTC), each of its users is the one row of the previous-day summary
+ * whose day is in the range and whose previous active day is before it, a sum over pairs of days;
+ * else it reads whole UTC days from the users-per-day summary, the partial days at the edges from
+ * the users-per-hour one (exact to the hour).
  */
 async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<number> {
   const r = hourRange(filter)
@@ -80,6 +99,16 @@ async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<
     const params: unknown[] = [r.from]
     const rows = await exec({
       sql: `SELECT sum(lasts) AS n FROM ${d.table(USER_SEEN.name)} WHERE hour >= ?${scopeSql(d, filter, params)}`,
+      params,
+    })
+    return num(rows[0]?.n)
+  }
+  const zone = await dayZone(d, exec, filter.tz, { from: r.from, to: r.to })
+  if (zone !== null) {
+    const params: unknown[] = [zone, r.from, r.to, r.from]
+    const rows = await exec({
+      sql: `SELECT sum(users) AS n FROM ${d.table(PREV_DAYS.name)}
+        WHERE zone = ? AND active_day >= ? AND active_day < ? AND prev_day < ?${scopeSql(d, filter, params)}`,
       params,
     })
     return num(rows[0]?.n)

@@ -10,7 +10,7 @@
 import type { Dialect } from './dialect'
 import { PERIODS, type Period, periodIndex, periodStart } from './periods'
 import type { Exec, Row } from './report-queries'
-import { deriveZone } from './retention-derive'
+import { deriveZone, NO_PREV_DAY } from './retention-derive'
 import { addRow, type Deltas } from './rollup-delta'
 import {
   deleteKeysQueries,
@@ -46,6 +46,28 @@ export const COHORTS: RollupSpec = {
 }
 
 /**
+ * Users per bot × zone × local day they were active in × the day they were last active before
+ * it (`NO_PREV_DAY` on their first). A user active in the days `[from, to)` has exactly one
+ * active day there whose previous one is before `from` (their first of the range), so the users
+ * of a range of whole local days are `Σ users (from ≤ active_day < to, prev_day < from)`: rows per
+ * pair of days, never per user. Kept from the `day` periods of {@link USER_PERIODS}, with them.
+ */
+export const PREV_DAYS: RollupSpec = {
+  name: 'rollup_prev_days',
+  columns: { zone: 'text', active_day: 'int', prev_day: 'int', bot: 'text', users: 'int' },
+  keys: ['zone', 'active_day', 'prev_day', 'bot'],
+  withoutRowid: true,
+  sums: ['users'],
+  live: ['users'],
+}
+
+/** One user's rows of {@link PREV_DAYS} for their active days' starts (any order). */
+export function prevDaysOf(starts: readonly number[]): Array<[active: number, prev: number]> {
+  const sorted = [...starts].sort((a, b) => a - b)
+  return sorted.map((s, i) => [s, i === 0 ? NO_PREV_DAY : (sorted[i - 1] as number)])
+}
+
+/**
  * The zones the tables above hold: the option's (a changed `retentionZones` syncs them at start)
  * and those kept on demand (retention-zone-demand.ts). Every writer maintains every zone listed.
  */
@@ -61,7 +83,7 @@ export const ZONE_LIST_LOCK = 0x637a6f6e // "czon"
 /** CREATE TABLE / INDEX of the retention summaries. */
 export function retentionDdl(d: Dialect): string {
   return [
-    rollupDdl(d, [USER_PERIODS, COHORTS]),
+    rollupDdl(d, [USER_PERIODS, COHORTS, PREV_DAYS]),
     `CREATE TABLE IF NOT EXISTS ${d.table(RETENTION_ZONES_TABLE)} (zone ${d.columnType('text')} PRIMARY KEY);`,
   ].join('\n')
 }
@@ -218,9 +240,14 @@ function* moveShares(
         for (const [sign, set] of [
           [-1, u.had],
           [1, u.now],
-        ] as const)
-          for (const [cohort, active] of shareOf(starts(set)))
+        ] as const) {
+          const list = starts(set)
+          for (const [cohort, active] of shareOf(list))
             addRow(deltas, COHORTS, { zone, kind, cohort_start: cohort, active_start: active, bot: u.bot, users: sign })
+          if (kind === 'day')
+            for (const [active, prev] of prevDaysOf(list))
+              addRow(deltas, PREV_DAYS, { zone, active_day: active, prev_day: prev, bot: u.bot, users: sign })
+        }
       }
   }
   yield* deleteKeysQueries(d, USER_PERIODS, gone)
@@ -228,6 +255,9 @@ function* moveShares(
   const cohorts = [...(deltas.get(COHORTS)?.values() ?? [])].filter((r) => r.users !== 0)
   yield* upsertQueries(d, COHORTS, cohorts)
   yield* dropEmptyQueries(d, COHORTS, cohorts)
+  const prevs = [...(deltas.get(PREV_DAYS)?.values() ?? [])].filter((r) => r.users !== 0)
+  yield* upsertQueries(d, PREV_DAYS, prevs)
+  yield* dropEmptyQueries(d, PREV_DAYS, prevs)
 }
 
 /**
@@ -290,11 +320,29 @@ export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zo
  * chunk); records the zones as the option's.
  */
 export function* rebuildRetention(d: Dialect, zones: readonly string[]): Steps {
-  for (const t of [USER_PERIODS.name, COHORTS.name, RETENTION_ZONES_TABLE])
+  for (const t of [USER_PERIODS.name, COHORTS.name, PREV_DAYS.name, RETENTION_ZONES_TABLE])
     yield { sql: `DELETE FROM ${d.table(t)}`, params: [] }
   for (const zone of zones) {
-    yield* deriveZone(d, { userPeriods: USER_PERIODS, cohorts: COHORTS }, zone, 'all')
+    yield* deriveZone(d, { userPeriods: USER_PERIODS, cohorts: COHORTS, prevDays: PREV_DAYS }, zone, 'all')
     yield { sql: `INSERT INTO ${d.table(RETENTION_ZONES_TABLE)} (zone) VALUES (?)`, params: [zone] }
+  }
+}
+
+/**
+ * Derives the previous-day summary of every zone from the stored day periods, in one statement
+ * (PostgreSQL migration 18, SQLite step 16: the periods were kept at ingest all along).
+ */
+export function* rebuildPrevDays(d: Dialect): Steps {
+  const t = d.table(PREV_DAYS.name)
+  yield { sql: `DELETE FROM ${t}`, params: [] }
+  yield {
+    sql: `INSERT INTO ${t} (zone, active_day, prev_day, bot, users)
+      SELECT zone, active_day, prev_day, bot, count(*) FROM (
+        SELECT p.zone, p.bot, p.period_start AS active_day,
+          coalesce(lag(p.period_start) OVER (PARTITION BY p.zone, p.bot, p.user_id ORDER BY p.period_start), ?) AS prev_day
+        FROM ${d.table(USER_PERIODS.name)} p WHERE p.kind = 'day') s
+      GROUP BY zone, active_day, prev_day, bot`,
+    params: [NO_PREV_DAY],
   }
 }
 

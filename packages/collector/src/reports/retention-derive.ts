@@ -19,6 +19,9 @@ import { addRow, type Deltas } from './rollup-delta'
 import { dropEmptyQueries, type RollupSpec, upsertQueries } from './rollup-tables'
 import type { Steps } from './rollup-writes'
 
+/** The previous-day summary's `prev_day` of a user's first active day (the earliest instant a Date can hold). */
+export const NO_PREV_DAY = -8.64e15
+
 /** Users whose summaries a derivation replaces: all, or these (sorted by bot, then user). */
 export type DeriveScope = 'all' | ReadonlyArray<{ bot: string; userId: string }>
 
@@ -114,6 +117,21 @@ function* shares(d: Dialect, userPeriods: string, zone: string, scope: DeriveSco
   }
 }
 
+/** Each row of the previous-day summary among the scope's stored days of `zone` (a user's days in order). */
+function* prevDays(d: Dialect, userPeriods: string, zone: string, scope: DeriveScope): Steps<Row[]> {
+  const params: unknown[] = [NO_PREV_DAY]
+  const from = scoped(d, scope, userPeriods, 'p', params)
+  params.push(zone)
+  return yield {
+    sql: `SELECT active_day, prev_day, bot, count(*) AS users FROM (
+        SELECT p.bot, p.period_start AS active_day,
+          coalesce(lag(p.period_start) OVER (PARTITION BY p.bot, p.user_id ORDER BY p.period_start), ?) AS prev_day
+        FROM ${from} AND p.zone = ? AND p.kind = 'day') s
+      GROUP BY active_day, prev_day, bot`,
+    params,
+  }
+}
+
 /**
  * Replaces the scope's users' periods of `zone` by the ones their stored messages give, and moves
  * their share of the cohort table from what it was to what it is. Callers hold the users' locks
@@ -121,7 +139,7 @@ function* shares(d: Dialect, userPeriods: string, zone: string, scope: DeriveSco
  */
 export function* deriveZone(
   d: Dialect,
-  tables: { userPeriods: RollupSpec; cohorts: RollupSpec },
+  tables: { userPeriods: RollupSpec; cohorts: RollupSpec; prevDays: RollupSpec },
   zone: string,
   scope: DeriveScope,
 ): Steps {
@@ -140,7 +158,18 @@ export function* deriveZone(
         users: sign * Number(r.users),
       })
   }
+  const addPrev = (rows: Row[], sign: 1 | -1) => {
+    for (const r of rows)
+      addRow(deltas, tables.prevDays, {
+        zone,
+        active_day: Number(r.active_day),
+        prev_day: Number(r.prev_day),
+        bot: String(r.bot),
+        users: sign * Number(r.users),
+      })
+  }
   add(yield* shares(d, periods, zone, scope), -1)
+  addPrev(yield* prevDays(d, periods, zone, scope), -1)
   if (scope === 'all') yield { sql: `DELETE FROM ${periods} WHERE zone = ?`, params: [zone] }
   else if (d.multiRow)
     yield {
@@ -190,7 +219,10 @@ export function* deriveZone(
     }
   }
   add(yield* shares(d, periods, zone, scope), 1)
-  const cohorts = [...(deltas.get(tables.cohorts)?.values() ?? [])].filter((r) => r.users !== 0)
-  yield* upsertQueries(d, tables.cohorts, cohorts)
-  yield* dropEmptyQueries(d, tables.cohorts, cohorts)
+  addPrev(yield* prevDays(d, periods, zone, scope), 1)
+  for (const spec of [tables.cohorts, tables.prevDays]) {
+    const rows = [...(deltas.get(spec)?.values() ?? [])].filter((r) => r.users !== 0)
+    yield* upsertQueries(d, spec, rows)
+    yield* dropEmptyQueries(d, spec, rows)
+  }
 }

@@ -13,7 +13,7 @@ import type { RetentionZoneState } from './analytics-types'
 import { lockUsers } from './analytics-writes'
 import type { Dialect } from './dialect'
 import type { Exec, Row } from './report-queries'
-import { COHORTS, RETENTION_ZONES_TABLE, USER_PERIODS, ZONE_LIST_LOCK } from './retention-cohorts'
+import { COHORTS, PREV_DAYS, RETENTION_ZONES_TABLE, USER_PERIODS, ZONE_LIST_LOCK } from './retention-cohorts'
 import { deriveZone } from './retention-derive'
 import type { Steps } from './rollup-writes'
 
@@ -31,7 +31,7 @@ export const ZONE_DEMAND_COLUMNS: ReadonlyArray<[name: string, kind: 'text' | 'i
   ['requested_at', 'int', ''],
 ]
 
-const T = { userPeriods: USER_PERIODS, cohorts: COHORTS, zones: RETENTION_ZONES_TABLE }
+const T = { userPeriods: USER_PERIODS, cohorts: COHORTS, prevDays: PREV_DAYS, zones: RETENTION_ZONES_TABLE }
 
 const COLUMNS = 'zone, source, ready, users_done, users_total'
 
@@ -173,6 +173,6 @@ export function* syncOptionZones(d: Dialect, wanted: readonly string[]): Steps {
 
 /** Deletes a zone's summaries and its row. */
 function* dropZone(d: Dialect, zone: string): Steps {
-  for (const table of [USER_PERIODS.name, COHORTS.name, RETENTION_ZONES_TABLE])
+  for (const table of [USER_PERIODS.name, COHORTS.name, PREV_DAYS.name, RETENTION_ZONES_TABLE])
     yield { sql: `DELETE FROM ${d.table(table)} WHERE zone = ?`, params: [zone] }
 }

@@ -6,6 +6,7 @@ import { postgresDialect } from '../../reports/dialect'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
+import { rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
@@ -215,6 +216,12 @@ ${analyticsDdl(postgresDialect)}
     name: 'users first and last seen per hour (derived from the user profiles)',
     sql: readSummariesDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildUserSeen(postgresDialect)),
+  },
+  {
+    version: 18,
+    name: "users per local day and their previous active day (derived from the users' day periods)",
+    sql: retentionDdl(postgresDialect),
+    after: (client) => deriveOn(client, rebuildPrevDays(postgresDialect)),
   },
 ]
 

@@ -7,6 +7,7 @@ import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
+import { rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
@@ -213,6 +214,14 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(readSummariesDdl(sqliteDialect))
       runSteps(rebuildUserSeen(sqliteDialect), run)
+    },
+  },
+  {
+    version: 16,
+    name: "users per local day and their previous active day (derived from the users' day periods)",
+    apply(db, _keep, run) {
+      db.exec(retentionDdl(sqliteDialect))
+      runSteps(rebuildPrevDays(sqliteDialect), run)
     },
   },
 ]
