@@ -9,7 +9,7 @@ import { type Collector, startCollector } from '@convotrack/collector'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { item } from './store-contract'
-import { holdRequests, openBrowserPage, requireChromium, screenshot } from './support/browser'
+import { gotoDrawn, holdRequests, openBrowserPage, requireChromium, screenshot } from './support/browser'
 
 let collector: Collector
 let browser: Browser
@@ -317,4 +317,49 @@ describe('analytics views in headless Chromium', () => {
     expect(await page.getByTestId('search-hit').allTextContents()).toEqual(zebra)
     expect(pageErrors).toEqual([])
   })
+
+  // Every view draws its latest load's answer (lib/latest.js): all time is asked and held (a slow
+  // database), then a week of 2020 (nothing in it) is drawn; all time's answer comes last and is dropped.
+  const EMPTY_WEEK = 'from=2020-01-06&to=2020-01-12'
+  for (const [view, api, drawn] of [
+    ['intents', '/api/reports/intents', () => page.getByTestId('intent-row').count()],
+    ['not-handled', '/api/reports/not-handled', () => page.getByTestId('not-handled-row').count()],
+    [
+      'conversations',
+      '/api/conversations',
+      () =>
+        page
+          .locator('#conversations [data-testid=conversation], #conversations [data-testid=conversation-group]')
+          .count(),
+    ],
+    ['overview', '/api/reports/overview', async () => Number(await page.getByTestId('ov-users').textContent())],
+  ] as const)
+    it(`${view}: a range's answer that comes after the next range's is drawn is dropped`, async () => {
+      await gotoDrawn(page, `${collector.url}/#/${view}?range=all`)
+      expect(await drawn()).toBeGreaterThan(0)
+      await gotoDrawn(page, `${collector.url}/#/${view}?${EMPTY_WEEK}`)
+      expect(await drawn()).toBe(0)
+      const isAllTime = (url: URL) => url.pathname.endsWith(api) && url.searchParams.get('all') === '1'
+      const hold = await holdRequests(page, isAllTime)
+      try {
+        await page.evaluate(() => {
+          location.hash = location.hash.replace(/\?.*$/, '?range=all')
+        })
+        await poll(() => page.evaluate(() => document.body.dataset.routing)).toBe('1')
+        await page.evaluate((q) => {
+          location.hash = location.hash.replace(/\?.*$/, `?${q}`)
+        }, EMPTY_WEEK)
+        await poll(() => page.evaluate(() => document.body.dataset.loaded === location.hash)).toBe(true)
+        expect(await drawn()).toBe(0)
+        const late = page.waitForResponse((res) => isAllTime(new URL(res.url())))
+        hold.release()
+        await late
+        // All time's route has ended (its answer handled): the view still shows the empty week.
+        await poll(() => page.evaluate(() => document.body.dataset.routing)).toBe('0')
+        expect(await drawn()).toBe(0)
+      } finally {
+        await hold.stop()
+      }
+      expect(pageErrors).toEqual([])
+    })
 })

@@ -1,11 +1,17 @@
 // The sidebar's numbers: records and messages stored, for the bot the filter shows.
 import { getJson, q } from './api.js'
 import { $, h } from './dom.js'
+import { latest } from './latest.js'
 import { withRange } from './range.js'
 import { state } from './state.js'
 
+const turn = latest()
+
 export async function loadCounts() {
+  const mine = turn()
   const c = await getJson(`api/stats${q(withRange({ bot: state.bot }))}`)
+  // Another bot's or range's numbers, answered after the newer ones were asked: not shown.
+  if (!mine()) return
   $('#counts').replaceChildren(
     h(
       'div',

@@ -26,6 +26,29 @@ function syncRange(path, query) {
 let routing = 0
 
 /**
+ * Loads and refreshes of views that have not ended, numbered in the order they began. A view
+ * draws only its latest call's answer (lib/latest.js), so a call may end undrawn because a later
+ * one of the same view will draw: the marks below wait for those (`settled`), not for earlier
+ * calls nor other views'.
+ */
+const inflight = new Map()
+let began = 0
+function track(view, call) {
+  const n = ++began
+  const p = report(call)
+  inflight.set(p, { view, n })
+  p.finally(() => inflight.delete(p))
+  return p.then(() => settled(view, n))
+}
+async function settled(view, n) {
+  for (;;) {
+    const later = [...inflight].filter(([, c]) => c.view === view && c.n > n).map(([p]) => p)
+    if (later.length === 0) return
+    await Promise.all(later)
+  }
+}
+
+/**
  * Shows the view the hash names and loads it once. Once the load has drawn, `<body
  * data-loaded>` is the hash it loaded (range written back) — unless the hash changed meanwhile:
  * a later route marks its own load, and an earlier one ending after it does not mark over it.
@@ -43,7 +66,7 @@ export function route() {
   for (const el of document.querySelectorAll('.view')) el.classList.toggle('on', el.id === `view-${view}`)
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('on', a.dataset.view === view)
   document.body.dataset.routing = String(++routing)
-  return report(current().load(parts.slice(1))).then(() => {
+  return track(view, current().load(parts.slice(1))).then(() => {
     if (location.hash === hash) document.body.dataset.loaded = hash
     document.body.dataset.routing = String(--routing)
   })
@@ -52,7 +75,7 @@ export function route() {
 /** Reloads what the current view shows (new records arrived, the bot filter changed). */
 export function refreshView() {
   const v = current()
-  return report((v.refresh ?? v.load)([]))
+  return track(v.name, (v.refresh ?? v.load)([]))
 }
 
 /**

@@ -2,11 +2,16 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { barsList } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const segments = await getJson(`api/reports/segments${q(withRange({ bot: state.bot }))}`)
+  if (!mine()) return
   const box = $('#segments')
   if (!segments.length) {
     box.replaceChildren(

@@ -2,6 +2,7 @@
 import { getJson } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { dateTime, table } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 
 const detailText = (detail) =>
   detail
@@ -10,8 +11,12 @@ const detailText = (detail) =>
         .join(', ')
     : ''
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const rows = await getJson('api/audit?limit=200')
+  if (!mine()) return
   table(
     $('#audit-log'),
     [['When'], ['Who'], ['Action'], ['Bot'], ['Conversation / user / page'], ['Details']],

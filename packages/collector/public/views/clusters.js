@@ -3,10 +3,15 @@
 import { getJson } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { table } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const { clusters } = await getJson(`api/reports/not-handled/clusters${reportQuery()}`)
+  if (!mine()) return
   table(
     $('#clusters'),
     [['Cluster'], ['Messages', true], ['Users', true], ['Examples']],

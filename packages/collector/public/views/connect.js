@@ -1,9 +1,14 @@
 // Connect a Messenger page: the form, the webhook URL, the connected pages.
 import { getJson, postJson } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
+import { latest } from '../lib/latest.js'
+
+const turn = latest()
 
 async function load() {
+  const mine = turn()
   const data = await getJson('api/messenger-pages')
+  if (!mine()) return
   $('#webhook-url').textContent = data.webhookUrl
   $('#pages').replaceChildren(
     ...(data.pages.length

@@ -3,6 +3,7 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { platformBadge, platformBadgeBeside, transcriptHref, when } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { withRange } from '../lib/range.js'
 import { conversationName, learnThreadUser, state } from '../lib/state.js'
 import { highlightOpen, leaveTranscript, openTranscript } from './transcript.js'
@@ -84,9 +85,13 @@ function groupItem(g) {
   )
 }
 
+const turn = latest()
+
 async function loadConversations() {
   const list = $('#conversations')
+  const mine = turn()
   const rows = await getJson(`api/conversations${q(withRange({ bot: state.bot }))}`)
+  if (!mine()) return
   for (const c of rows) if (c.thread !== c.userId) learnThreadUser(c.bot, c.thread, c.userId)
   const groups = groupByUser(rows)
   $('#conv-count').textContent = `${rows.length} conversations · ${groups.length} users`

@@ -2,11 +2,16 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { barsList } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const r = await getJson(`api/reports/events${q(withRange({ bot: state.bot }))}`)
+  if (!mine()) return
   const money = (n) => n.toLocaleString(undefined, { maximumFractionDigits: 2 })
   const card = (title, attrs, ...children) => h('div', { class: 'card', ...attrs }, h('h2', {}, title), ...children)
   $('#events').replaceChildren(

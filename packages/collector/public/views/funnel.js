@@ -2,6 +2,7 @@
 // answer is how many users did each step after the one before.
 import { getJson, getReport } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
+import { latest } from '../lib/latest.js'
 import { countingNote, csvLink, reportQuery } from '../lib/report-links.js'
 
 /** The steps being built: 'intent:NAME' / 'event:NAME'. */
@@ -50,7 +51,9 @@ function renderSteps() {
 /** The pending re-ask while the funnel is counted (a new run replaces it). */
 let retry
 /** The latest run: an earlier one answered after it (other steps, a slower count) is not shown. */
-let runs = 0
+const runTurn = latest()
+/** The latest load: the step choices of another range, answered late, are not shown. */
+const loadTurn = latest()
 /** Runs whose answer came back, shown or not (`data-answered` on the result: tests wait on it). */
 let answered = 0
 
@@ -68,12 +71,12 @@ function askAgain(seconds) {
 
 async function run() {
   clearTimeout(retry)
-  const mine = ++runs
+  const mine = runTurn()
   if (steps.length === 0) return
   const { body, retryS } = await fetchReport().finally(() => {
     $('#funnel-result').dataset.answered = String(++answered)
   })
-  if (mine !== runs) return
+  if (!mine()) return
   const note = countingNote(
     body,
     'funnel',
@@ -113,7 +116,9 @@ async function run() {
 
 async function load() {
   const select = $('#funnel-choice')
+  const mine = loadTurn()
   const options = await choices()
+  if (!mine()) return
   // A refresh (live messages) keeps the step being picked.
   const picked = select.value
   select.replaceChildren(...options.map((c) => h('option', { value: c }, c)))

@@ -11,6 +11,7 @@ import {
   transcriptHref,
   when,
 } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { bounds, includesNow, startOfDay, timeZone, withRange } from '../lib/range.js'
 import { conversationName, matchesBot, state, userOf } from '../lib/state.js'
 
@@ -63,9 +64,14 @@ export function addToFirehose(m, fresh) {
   $('#firehose-empty').style.display = 'none'
 }
 
+const firehoseTurn = latest()
+const chartTurn = latest()
+
 export async function loadFirehose() {
   const list = $('#firehose')
+  const mine = firehoseTurn()
   const messages = await getJson(`api/messages${q(withRange({ bot: state.bot, limit: 100 }))}`)
+  if (!mine()) return
   list.replaceChildren()
   for (const m of messages) addToFirehose(m, false)
   $('#firehose-empty').style.display = list.children.length ? 'none' : ''
@@ -113,9 +119,11 @@ async function loadChart() {
   const range = bounds(state.range, now)
   const { end, earliest } = chartWindow(state.bucket, now, range)
   const to = bucketAt(end, state.bucket, 1)
+  const mine = chartTurn()
   const rows = await getJson(
     `api/reports/timeline${q({ bot: state.bot, bucket: state.bucket, since: earliest, from: earliest, to, tz: timeZone() })}`,
   )
+  if (!mine()) return
   const { start, count, starts } = chartRange(rows, state.bucket, now, range)
   // Keyed by this page's bucket of each row: a collector without `tz` answers UTC days.
   const byT = new Map()

@@ -2,11 +2,16 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { barCell, dateTime, table } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const rows = await getJson(`api/reports/not-handled${q(withRange({ bot: state.bot }))}`)
+  if (!mine()) return
   const max = Math.max(1, ...rows.map((r) => r.count))
   table(
     $('#not-handled'),

@@ -2,6 +2,7 @@
 // human, what they thought of it, with a sparkline per day.
 import { getReport } from '../lib/api.js'
 import { $, h, s } from '../lib/dom.js'
+import { latest } from '../lib/latest.js'
 import { countingNote, csvLink, reportQuery } from '../lib/report-links.js'
 
 const pct = (x) => `${Math.round(x * 1000) / 10}%`
@@ -33,11 +34,15 @@ function tile(label, field, value, spark) {
 
 /** The pending re-ask while the overview is counted (a new load replaces it). */
 let retry
+const turn = latest()
 
 async function load() {
   clearTimeout(retry)
+  const mine = turn()
   // Counted off the request path over a large audience: 202 the first time, later an earlier answer while it is counted again.
   const { body: o, retryS } = await getReport(`api/reports/overview${reportQuery()}`)
+  // Another range's (or an earlier refresh's) answer: neither drawn nor asked again.
+  if (!mine()) return
   if (o.preparing || o.refreshing) retry = setTimeout(() => load().catch(() => {}), retryS * 1000)
   const note = countingNote(
     o,

@@ -2,6 +2,7 @@
 // a flow (each step a column; a band per path, as wide as its sessions).
 import { getJson } from '../lib/api.js'
 import { $, h, s } from '../lib/dom.js'
+import { latest } from '../lib/latest.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 
 let depth = 4
@@ -27,8 +28,12 @@ function flow(paths) {
   return svg
 }
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const { paths } = await getJson(`api/reports/paths${reportQuery({ depth })}`)
+  if (!mine()) return
   const max = Math.max(1, ...paths.map((p) => p.sessions))
   $('#paths').replaceChildren(
     paths.length ? flow(paths) : h('p', { class: 'empty' }, 'No sessions with intents in this range.'),

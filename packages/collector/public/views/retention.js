@@ -2,6 +2,7 @@
 // were active 0, 1, 2… periods later.
 import { getReport } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
+import { latest } from '../lib/latest.js'
 import { timeZone } from '../lib/range.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 
@@ -43,9 +44,13 @@ const label = (t) =>
     ...(period === 'month' ? { day: undefined } : {}),
   })
 
+const turn = latest()
+
 async function load() {
   clearTimeout(retry)
+  const mine = turn()
   const { body: r, retryS } = await fetchReport()
+  if (!mine()) return
   $('#retention-csv').replaceChildren(csvLink('api/reports/retention', 'retention', { period }))
   if (r.preparing) return preparing(r, retryS)
   const width = Math.max(1, ...r.cohorts.map((c) => c.active.length))

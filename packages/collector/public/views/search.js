@@ -3,12 +3,13 @@
 import { getJson } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { dateTime, transcriptHref } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { csvLink, reportQuery } from '../lib/report-links.js'
 import { state } from '../lib/state.js'
 
 let query = ''
 /** Which load the list belongs to: a page answered after a newer query (or refresh) began is dropped. */
-let generation = 0
+const turn = latest()
 
 function hitItem(hit) {
   return h(
@@ -32,11 +33,11 @@ function hitItem(hit) {
   )
 }
 
-async function page(next, of) {
+async function page(next, mine) {
   const body = await getJson(`api/search${reportQuery({ q: query, next })}`)
   // A newer search (or a refresh of this one) began while this page was asked: it is not shown
   // under the newer title, nor appended to the newer list.
-  if (of !== generation) return
+  if (!mine()) return
   const list = $('#search-hits')
   if (!next) list.replaceChildren()
   list.append(...body.hits.map(hitItem))
@@ -44,7 +45,7 @@ async function page(next, of) {
   const more = $('#search-more')
   more.replaceChildren(
     body.next
-      ? h('button', { type: 'button', 'data-testid': 'search-more', onclick: () => page(body.next, of) }, 'More')
+      ? h('button', { type: 'button', 'data-testid': 'search-more', onclick: () => page(body.next, mine) }, 'More')
       : '',
   )
 }
@@ -61,15 +62,14 @@ async function load(params) {
  * here without touching the header's box: someone typing the next query keeps what they typed.
  */
 async function show() {
-  generation++
+  const mine = turn()
   $('#search-title').textContent = query ? `Search: ${query}` : 'Search'
   if (!query) {
     $('#search-hits').replaceChildren()
     return
   }
-  const of = generation
-  await page(undefined, of)
-  if (of !== generation) return
+  await page(undefined, mine)
+  if (!mine()) return
   $('#search-csv').replaceChildren(csvLink('api/search', 'search', { q: query }))
 }
 

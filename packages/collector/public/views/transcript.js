@@ -12,6 +12,7 @@ import {
   safeUrl,
   when,
 } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { conversationName, state, userOf } from '../lib/state.js'
 import { renderHandoffPanel } from './handoff-panel.js'
 import { llmHead, llmParts, setTraceUrl } from './llm-parts.js'
@@ -249,8 +250,10 @@ function renderMore(c, bubbles) {
   $('#transcript-count').textContent = countLabel(c, bubbles)
 }
 
-/** The latest openTranscript call: an earlier one whose answer arrives later is dropped. */
-let opening = 0
+/** Turns of leaving the pane; an open's answer is drawn only while its turn is the latest. */
+const turn = latest()
+/** The latest leave's turn (an open takes one as it begins): an earlier open answered later is dropped. */
+let leaving = turn()
 
 /** The pane is this transcript's again: interactive, not busy. */
 function settle(pane) {
@@ -265,7 +268,7 @@ function settle(pane) {
  * route names a transcript (before the conversations list loads), and by openTranscript.
  */
 export function leaveTranscript() {
-  opening++
+  leaving = turn()
   const pane = $('#transcript')
   if (!pane) return
   pane.inert = true
@@ -276,18 +279,18 @@ export function leaveTranscript() {
 export async function openTranscript(bot, thread) {
   const pane = $('#transcript')
   leaveTranscript()
-  const mine = opening
+  const mine = leaving
   let data
   try {
     data = await getJson(`api/transcript${q({ bot, thread, limit: PAGE })}`)
   } catch (e) {
-    if (mine !== opening) return
+    if (!mine()) return
     settle(pane)
     pane.replaceChildren(h('p', { class: 'empty' }, e.message))
     return
   }
   // A later open won (its answer came first): this one's answer is not shown over it.
-  if (mine !== opening) return
+  if (!mine()) return
   settle(pane)
   const c = { bot, thread, paused: data.paused, info: data.bot, busy: false, olderBeforeId: data.olderBeforeId }
   state.current = c

@@ -2,14 +2,19 @@
 import { getJson, q } from '../lib/api.js'
 import { $, h } from '../lib/dom.js'
 import { table } from '../lib/format.js'
+import { latest } from '../lib/latest.js'
 import { withRange } from '../lib/range.js'
 import { state } from '../lib/state.js'
 
 const n = (x) => x.toLocaleString()
 const dollars = (x) => (x == null ? '' : `$${x < 0.01 ? x.toFixed(4) : x.toFixed(2)}`)
 
+const turn = latest()
+
 async function load() {
+  const mine = turn()
   const r = await getJson(`api/reports/usage${q(withRange({ bot: state.bot }))}`)
+  if (!mine()) return
   table(
     $('#usage'),
     [
