@@ -181,7 +181,7 @@ describe('GET /api/reports/overview, counted off the request path', () => {
 })
 
 describe('GET /api/reports/overview of whole local days in the past: the zone becomes kept', () => {
-  it('a past range of Tokyo days makes Tokyo kept on demand, then its users are sums over its days; an open range asks nothing', async () => {
+  it('a past range of Tokyo days makes Tokyo kept on demand, then its users are sums over its days; an open range, or Kolkata days, ask nothing', async () => {
     const store = new SqliteRecordStore(':memory:', { retentionZonesOnDemand: 1 })
     collector = await startCollector({ port: 0, log: false, store, bots: [{ name: 'shop', apiKey: 'shop-key' }] })
     const c = collector
@@ -206,8 +206,13 @@ describe('GET /api/reports/overview of whole local days in the past: the zone be
     }
     const get = (q: string) =>
       fetch(`${c.url}/api/reports/overview?${q}`).then((r) => r.json() as Promise<{ users?: number }>)
-    // An open range in Paris (the dashboard's presets end tonight): no zone asked for.
+    // An open range in Paris (the dashboard's presets end tonight): no zone asked for. Nor past
+    // Kolkata days: they start at :30, and the overview reads whole hours.
     await get(`from=${new Date(tokyo - 5 * DAY).toISOString()}&tz=Europe%2FParis`)
+    const kolkata = periodStart('Asia/Kolkata', Date.now(), 'day')
+    await get(
+      `from=${new Date(kolkata - 3 * DAY).toISOString()}&to=${new Date(kolkata - DAY).toISOString()}&tz=Asia%2FKolkata`,
+    )
     const past = `from=${new Date(tokyo - 3 * DAY).toISOString()}&to=${new Date(tokyo - DAY).toISOString()}&tz=Asia%2FTokyo`
     await get(past)
     // The one zone allowed on demand is taken (asking for Paris now would take it else) — by Tokyo.

@@ -17,7 +17,7 @@ import type { FunnelLine, OverviewReport } from '../reports/analytics-types'
 import { AnswerCache } from '../reports/answer-cache'
 import { PERIODS, type Period, periodStart } from '../reports/periods'
 import { clusterPhrases } from '../reports/phrase-clusters'
-import { hourRange } from '../reports/range'
+import { HOUR_MS, hourRange } from '../reports/range'
 import { parseSearchCursor, SearchQueryError, searchCursor } from '../reports/search-query'
 import type { RecordStore } from '../store/store'
 import type { CsvColumn } from './csv'
@@ -116,9 +116,10 @@ export function analyticsRoutes(
     // Whole local days that end in the past (a dashboard's custom range): its users are sums over
     // days of a kept retention zone. A zone not kept becomes kept on demand, as the retention view
     // makes it (within `retentionZonesOnDemand`); until it is prepared, the user-days are read.
+    // Not a zone whose days start inside an hour (Kolkata's :30): the overview reads whole hours.
     const { from, to, tz } = filter
     if (tz && from !== undefined && typeof to === 'number' && to <= Date.now()) {
-      const day = (t: number) => periodStart(tz, t, 'day') === t
+      const day = (t: number) => t % HOUR_MS === 0 && periodStart(tz, t, 'day') === t
       if (day(from) && day(to)) await store.retentionZone?.(tz)
     }
     const key = JSON.stringify([filter.bot ?? null, filter.bots ?? null, filter.from, filter.to, filter.tz])
