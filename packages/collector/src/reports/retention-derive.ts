@@ -16,7 +16,7 @@ import { PERIODS, periodStart } from './periods'
 import { DAY_MS, HOUR_MS, tzOffset } from './range'
 import type { Row } from './report-queries'
 import { addRow, type Deltas } from './rollup-delta'
-import { dropEmptyQueries, type RollupSpec, upsertQueries } from './rollup-tables'
+import { dropEmptyQueries, type RollupRow, type RollupSpec, upsertQueries } from './rollup-tables'
 import type { Steps } from './rollup-writes'
 
 /** The previous-day summary's `prev_day` of a user's first active day (the earliest instant a Date can hold). */
@@ -147,29 +147,19 @@ export function* deriveZone(
   const periods = d.table(tables.userPeriods.name)
   const messages = d.table('messages')
   const deltas: Deltas = new Map()
-  const add = (rows: Row[], sign: 1 | -1) => {
-    for (const r of rows)
-      addRow(deltas, tables.cohorts, {
-        zone,
-        kind: String(r.kind),
-        cohort_start: Number(r.cohort_start),
-        active_start: Number(r.active_start),
-        bot: String(r.bot),
-        users: sign * Number(r.users),
-      })
+  // The users of each counted row (`times`: its instant columns), taken out (-1) or put back (1).
+  const add = (spec: RollupSpec, times: readonly string[], rows: Row[], sign: 1 | -1) => {
+    for (const r of rows) {
+      const row: RollupRow = { zone, bot: String(r.bot), users: sign * Number(r.users) }
+      if (r.kind !== undefined) row.kind = String(r.kind)
+      for (const t of times) row[t] = Number(r[t])
+      addRow(deltas, spec, row)
+    }
   }
-  const addPrev = (rows: Row[], sign: 1 | -1) => {
-    for (const r of rows)
-      addRow(deltas, tables.prevDays, {
-        zone,
-        active_day: Number(r.active_day),
-        prev_day: Number(r.prev_day),
-        bot: String(r.bot),
-        users: sign * Number(r.users),
-      })
-  }
-  add(yield* shares(d, periods, zone, scope), -1)
-  addPrev(yield* prevDays(d, periods, zone, scope), -1)
+  const cohortTimes = ['cohort_start', 'active_start']
+  const prevTimes = ['active_day', 'prev_day']
+  add(tables.cohorts, cohortTimes, yield* shares(d, periods, zone, scope), -1)
+  add(tables.prevDays, prevTimes, yield* prevDays(d, periods, zone, scope), -1)
   if (scope === 'all') yield { sql: `DELETE FROM ${periods} WHERE zone = ?`, params: [zone] }
   else if (d.multiRow)
     yield {
@@ -218,8 +208,8 @@ export function* deriveZone(
       params,
     }
   }
-  add(yield* shares(d, periods, zone, scope), 1)
-  addPrev(yield* prevDays(d, periods, zone, scope), 1)
+  add(tables.cohorts, cohortTimes, yield* shares(d, periods, zone, scope), 1)
+  add(tables.prevDays, prevTimes, yield* prevDays(d, periods, zone, scope), 1)
   for (const spec of [tables.cohorts, tables.prevDays]) {
     const rows = [...(deltas.get(spec)?.values() ?? [])].filter((r) => r.users !== 0)
     yield* upsertQueries(d, spec, rows)
