@@ -5,7 +5,9 @@
  * cohort table (`rollup_cohorts`: bot × zone × kind × cohort period × active period → users).
  * A user's cohort is their earliest active period, so when an imported past record moves it
  * earlier, or erasure or retention takes periods away, the user's whole share is taken out and
- * put in again: the cohort table stays a plain sum that any number of writers add to.
+ * put in again: the cohort table stays a plain sum that any number of writers add to. The same
+ * move keeps the previous-day summary (`rollup_prev_days`: zone × day × the user's previous active
+ * day × bot → users), which the overview of a range of whole past days sums.
  */
 import type { Dialect } from './dialect'
 import { PERIODS, type Period, periodIndex, periodStart } from './periods'
