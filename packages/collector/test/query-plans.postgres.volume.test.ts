@@ -46,7 +46,8 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
     const client = new pg.Client({ connectionString: url })
     await client.connect()
     try {
-      await client.query('ANALYZE')
+      // As autovacuum leaves a table: its visibility map set, so index-only scans are planned as such.
+      await client.query('VACUUM ANALYZE')
       const bad: string[] = []
       for (const { name, q } of await dashboardReads(postgresDialect, RECORDS)) {
         const res = await client.query(`EXPLAIN (FORMAT JSON) ${postgresDialect.sql(q.sql)}`, q.params)
@@ -75,6 +76,12 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
           for (const n of walk(plan))
             if (/^(Left|Right|Full)$/.test(n['Join Type'] ?? ''))
               bad.push(`${name}: ${n['Join Type']} join (${n['Node Type']}): every user of step 1 carried along`)
+        // A funnel over all time reads each step's users with their first and last times from the
+        // spans' covering index, never the table's pages (a third of its time at 10 M records).
+        if (name.startsWith('funnel') && name.endsWith('all time'))
+          for (const n of walk(plan))
+            if (n['Relation Name'] === 'convotrack_rollup_spans' && n['Node Type'] !== 'Index Only Scan')
+              bad.push(`${name}: ${n['Node Type']} on convotrack_rollup_spans`)
       }
       expect(bad).toEqual([])
     } finally {

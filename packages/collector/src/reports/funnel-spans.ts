@@ -16,7 +16,8 @@ import type { Steps } from './rollup-writes'
 
 /**
  * Funnel steps per bot × step × user: how many times, the first and the last time ever. The index
- * on (step, first time) gives a step's users and first times (covering).
+ * on (step, first time) gives a step's users with their first and last times (covering: the
+ * all-time funnel's next steps read no table page).
  */
 export const STEP_SPANS: RollupSpec = {
   name: 'rollup_spans',
@@ -26,7 +27,7 @@ export const STEP_SPANS: RollupSpec = {
   sums: USER_STEPS.sums,
   mins: USER_STEPS.mins,
   maxes: USER_STEPS.maxes,
-  indexes: [['kind', 'name', 'first_ts', 'bot', 'user_id']],
+  indexes: [['kind', 'name', 'first_ts', 'bot', 'user_id', 'last_ts']],
 }
 
 /** Adds the spans of the hourly step rows' changes in `deltas`. */
@@ -63,6 +64,15 @@ export function* recountSpans(d: Dialect, users: ReadonlyArray<{ bot: string; us
 export function* rebuildSpans(d: Dialect): Steps {
   yield { sql: `DELETE FROM ${d.table(STEP_SPANS.name)}`, params: [] }
   yield { sql: spanSelect(d, ''), params: [] }
+}
+
+/**
+ * The spans' index with the last time in it, in place of the one without (PostgreSQL migration 19,
+ * SQLite step 17).
+ */
+export function spansCoveringDdl(d: Dialect): string {
+  const t = d.table(STEP_SPANS.name)
+  return `DROP INDEX IF EXISTS ${t}_kind_name_first_ts_bot_user_id;\n${rollupDdl(d, [STEP_SPANS])}`
 }
 
 /** The spans table, and the hourly step rows' index on (step, user, hour) (the funnel's next steps). */

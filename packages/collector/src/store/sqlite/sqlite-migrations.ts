@@ -3,6 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
+import { spansCoveringDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -222,6 +223,13 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(retentionDdl(sqliteDialect))
       runSteps(rebuildPrevDays(sqliteDialect), run)
+    },
+  },
+  {
+    version: 17,
+    name: "funnel step spans: the index on (step, first time) holds the last time too (the all-time funnel's next steps read no table page)",
+    apply(db) {
+      db.exec(spansCoveringDdl(sqliteDialect))
     },
   },
 ]
