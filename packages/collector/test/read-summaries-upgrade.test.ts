@@ -3,7 +3,8 @@
 // NotHandled phrase and segment summaries (PostgreSQL migration 10, SQLite 8); the conversation
 // starts and NotHandled phrase days (PostgreSQL 14, SQLite 12); users first and last seen per hour
 // (PostgreSQL 17, SQLite 15); users per local day and their previous active day (PostgreSQL 18,
-// SQLite 16).
+// SQLite 16). And the funnel spans' index holding the last time (PostgreSQL 19, SQLite 17) takes the
+// old one's place, the funnels equal to a recount.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,15 +18,19 @@ import type { Row } from '../src/reports/report-queries'
 import { PREV_DAYS } from '../src/reports/retention-cohorts'
 import type { RollupSpec } from '../src/reports/rollup-tables'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
-import { expectMatchesRecount, load, traffic } from './rollup-contract'
+import { expectFunnelRecount } from './funnel-recount'
+import { allMessages, expectMatchesRecount, load, traffic } from './rollup-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const HOUR = 3_600_000
 const BASE = Date.UTC(2026, 2, 1)
 
-/** The upgraded store's reports equal a recount, and ingest and erasure go on from the derived rows. */
-async function expectDerived(upgraded: RecordStore) {
+/**
+ * The upgraded store's reports equal a recount, and ingest and erasure go on from the derived rows;
+ * `funnels`: its funnels too.
+ */
+async function expectDerived(upgraded: RecordStore, funnels = false) {
   try {
     expect((await upgraded.notHandled({})).length).toBeGreaterThan(0)
     expect((await upgraded.segments({})).length).toBeGreaterThan(0)
@@ -35,10 +40,13 @@ async function expectDerived(upgraded: RecordStore) {
     await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
     // A whole UTC day with messages after it: the previous-day rows.
     await expectMatchesRecount(upgraded, { from: BASE + 24 * HOUR, to: BASE + 48 * HOUR, tz: 'UTC' })
+    const day = [{ from: BASE + 24 * HOUR, to: BASE + 48 * HOUR }]
+    if (funnels) await expectFunnelRecount(upgraded, await allMessages(upgraded), day)
     await load(upgraded, traffic(100, 12, 'later'))
     await upgraded.eraseUser('help', 'u2')
     await expectMatchesRecount(upgraded)
     await expectMatchesRecount(upgraded, { from: BASE, to: BASE + 48 * HOUR, tz: 'UTC' })
+    if (funnels) await expectFunnelRecount(upgraded, await allMessages(upgraded), day)
   } finally {
     await upgraded.close()
   }
@@ -47,22 +55,44 @@ async function expectDerived(upgraded: RecordStore) {
 /** `user_segments` as it was before users first and last seen per hour: users with metadata only. */
 const WITHOUT_METADATA = "DELETE FROM user_segments WHERE pairs = '[]'"
 
-/** The summaries a step derives, its number on each database, and what else the database before it lacked. */
-const STEPS: Array<{ name: string; tables: readonly RollupSpec[]; sqlite: number; postgres: number; before?: string }> =
-  [
-    { name: 'NotHandled phrases and segments', tables: READ_SUMMARIES, sqlite: 8, postgres: 10 },
-    {
-      name: 'conversation starts and NotHandled phrase days',
-      tables: [CONVERSATION_STARTS, NH_PHRASE_DAYS],
-      sqlite: 12,
-      postgres: 14,
-    },
-    // Before it, only users with metadata had a `user_segments` row.
-    { name: 'users first and last seen', tables: [USER_SEEN], sqlite: 15, postgres: 17, before: WITHOUT_METADATA },
-    { name: 'users per local day and their previous active day', tables: [PREV_DAYS], sqlite: 16, postgres: 18 },
-  ]
+/** The spans' index before step 17 / migration 19 (`t`: a table's name on the database). */
+const SPANS_INDEX_BEFORE = (t: (name: string) => string) =>
+  `DROP INDEX ${t('rollup_spans')}_kind_name_first_ts_bot_user_id_last_ts;
+  CREATE INDEX ${t('rollup_spans')}_kind_name_first_ts_bot_user_id ON ${t('rollup_spans')} (kind, name, first_ts, bot, user_id)`
 
-describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, before }) => {
+/**
+ * The summaries a step derives, its number on each database, and what else the database before it
+ * lacked: `before`, rows (a DELETE that must change some); `schema`, SQL putting the schema back,
+ * and the index the step makes in its place.
+ */
+const STEPS: Array<{
+  name: string
+  tables: readonly RollupSpec[]
+  sqlite: number
+  postgres: number
+  before?: string
+  schema?: { sql: (t: (name: string) => string) => string; index: string }
+}> = [
+  { name: 'NotHandled phrases and segments', tables: READ_SUMMARIES, sqlite: 8, postgres: 10 },
+  {
+    name: 'conversation starts and NotHandled phrase days',
+    tables: [CONVERSATION_STARTS, NH_PHRASE_DAYS],
+    sqlite: 12,
+    postgres: 14,
+  },
+  // Before it, only users with metadata had a `user_segments` row.
+  { name: 'users first and last seen', tables: [USER_SEEN], sqlite: 15, postgres: 17, before: WITHOUT_METADATA },
+  { name: 'users per local day and their previous active day', tables: [PREV_DAYS], sqlite: 16, postgres: 18 },
+  {
+    name: "funnel spans' index with the last time",
+    tables: [],
+    sqlite: 17,
+    postgres: 19,
+    schema: { sql: SPANS_INDEX_BEFORE, index: 'rollup_spans_kind_name_first_ts_bot_user_id_last_ts' },
+  },
+]
+
+describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, before, schema }) => {
   it(`SQLite: migration ${sqlite} derives them from the stored summaries`, async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ct-read-summaries-')), 'old.db')
     const store = new SqliteRecordStore(file)
@@ -73,6 +103,8 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
     const db = openKeptSqlite(file)
     for (const spec of tables) db.exec(`DROP TABLE ${spec.name}`)
     if (before) expect(db.prepare(before).run().changes).toBeGreaterThan(0)
+    if (schema) db.exec(schema.sql((name) => name))
+    const indexes = () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").pluck().all()
     // The step alone, as the file before it would run it (later steps are there already).
     const latest = Number(db.pragma('user_version', { simple: true }))
     db.exec(`PRAGMA user_version = ${sqlite - 1}`)
@@ -90,9 +122,14 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
         step,
       ),
     ).toEqual([sqlite])
+    if (schema) expect(indexes()).toEqual(expect.arrayContaining([schema.index]))
+    // No index the step replaced is left: the ones there are those of a file made now.
+    expect(indexes().filter((n) => /^rollup_spans_/.test(String(n)))).toEqual([
+      'rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
+    ])
     db.exec(`PRAGMA user_version = ${latest}`)
     db.close()
-    await expectDerived(new SqliteRecordStore(file))
+    await expectDerived(new SqliteRecordStore(file), schema !== undefined)
   })
 
   describe('PostgreSQL', () => {
@@ -116,11 +153,19 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
         for (const spec of tables) await client.query(`DROP TABLE convotrack_${spec.name}`)
         if (before)
           expect((await client.query(before.replace('FROM ', 'FROM convotrack_'))).rowCount).toBeGreaterThan(0)
+        if (schema) await client.query(schema.sql((name) => `convotrack_${name}`))
         await client.query('DELETE FROM convotrack_migrations WHERE version = $1', [postgres])
+        const upgraded = await PgRecordStore.open(url, { listen: false })
+        const spans = await client.query<{ indexname: string }>(
+          "SELECT indexname FROM pg_indexes WHERE tablename = 'convotrack_rollup_spans' AND indexname NOT LIKE '%pkey'",
+        )
+        expect(spans.rows.map((r) => r.indexname)).toEqual([
+          'convotrack_rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
+        ])
+        await expectDerived(upgraded, schema !== undefined)
       } finally {
         await client.end()
       }
-      await expectDerived(await PgRecordStore.open(url, { listen: false }))
     })
   })
 })
