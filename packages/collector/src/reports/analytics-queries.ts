@@ -14,7 +14,7 @@ import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
 import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
-import { cohortRows, DEFAULT_RETENTION_ZONES, PREV_DAYS, RETENTION_ZONES_TABLE } from './retention-cohorts'
+import { cohortRows, DEFAULT_RETENTION_ZONES, PREV_DAYS } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
 
 export type {
@@ -66,20 +66,13 @@ async function messagesFrom(d: Dialect, exec: Exec, filter: ReadFilter, hour: nu
   return rows.length > 0
 }
 
-/**
- * A retention zone whose day summaries are complete (the option's, or prepared on demand) and
- * whose local days the range starts and ends on: `tz` first, else any. Null when there is none.
- */
-async function dayZone(
-  d: Dialect,
-  exec: Exec,
-  tz: string | undefined,
-  r: { from: number; to: number },
-): Promise<string | null> {
-  const rows = await exec({ sql: `SELECT zone FROM ${d.table(RETENTION_ZONES_TABLE)} WHERE ready = 1`, params: [] })
-  const zones = rows.map((z) => String(z.zone)).sort((a, b) => (a === tz ? -1 : b === tz ? 1 : 0))
+/** Of the zones whose day summaries are complete, one whose local days the range starts and ends on: `tz` first. */
+function dayZone(zones: readonly string[], tz: string | undefined, r: { from: number; to: number }): string | null {
   const aligned = (zone: string, t: number) => periodStart(zone, t, 'day') === t
-  return zones.find((zone) => aligned(zone, r.from) && aligned(zone, r.to)) ?? null
+  return (
+    [...zones].sort((a, b) => (a === tz ? -1 : b === tz ? 1 : 0)).find((z) => aligned(z, r.from) && aligned(z, r.to)) ??
+    null
+  )
 }
 
 /**
@@ -91,7 +84,12 @@ async function dayZone(
  * else it reads whole UTC days from the users-per-day summary, the partial days at the edges from
  * the users-per-hour one (exact to the hour).
  */
-async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<number> {
+async function activeUsers(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter,
+  zones: () => Promise<readonly string[]>,
+): Promise<number> {
   const r = hourRange(filter)
   if (r.to === null || !(await messagesFrom(d, exec, filter, r.to))) {
     // Nothing after the range: a user has a message in it exactly when their last message is in
@@ -103,7 +101,7 @@ async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<
     })
     return num(rows[0]?.n)
   }
-  const zone = await dayZone(d, exec, filter.tz, { from: r.from, to: r.to })
+  const zone = dayZone(await zones(), filter.tz, { from: r.from, to: r.to })
   if (zone !== null) {
     const params: unknown[] = [zone, r.from, r.to, r.from]
     const rows = await exec({
@@ -145,12 +143,17 @@ async function activeUsers(d: Dialect, exec: Exec, filter: ReadFilter): Promise<
   return num(rows[0]?.n)
 }
 
-/** The overview: every figure from summaries; `gapMs` is the session gap (a pause after a session's last message within it belongs to the session). */
+/**
+ * The overview: every figure from summaries; `gapMs` is the session gap (a pause after a session's
+ * last message within it belongs to the session); `zones`: the retention zones whose summaries are
+ * complete, asked only for a range that ends in the past.
+ */
 export async function overviewReport(
   d: Dialect,
   exec: Exec,
   filter: ReadFilter,
   gapMs: number,
+  zones: () => Promise<readonly string[]> = async () => DEFAULT_RETENTION_ZONES,
 ): Promise<OverviewReport> {
   const r = hourRange(filter)
   // Open end: the latest instant a Date can hold.
@@ -164,7 +167,7 @@ export async function overviewReport(
   const intentParams: unknown[] = []
   const intentWhere = `WHERE 1 = 1${scopeSql(d, filter, intentParams)}${hours(filter, intentParams)}`
   const [users, fresh, conversations, handoffs, traffic, sessions, nh, feedback, rated] = await Promise.all([
-    activeUsers(d, exec, filter),
+    activeUsers(d, exec, filter, zones),
     // First seen in the range: the users first seen in each of its hours.
     exec({
       sql: `SELECT sum(firsts) AS n FROM ${d.table(USER_SEEN.name)} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, newParams)}`,

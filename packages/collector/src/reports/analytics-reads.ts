@@ -30,8 +30,8 @@ export function analyticsReads(
   const within = (budgetMs: number | undefined): Exec =>
     budgetMs !== undefined && execWithin ? execWithin(budgetMs) : exec
   return {
-    overview: (filter) => overviewReport(d, within(filter.budgetMs), filter, gapMs),
     // The option's zones and the prepared ones kept on demand (read per request: another collector may have prepared one).
+    overview: (filter) => overviewReport(d, within(filter.budgetMs), filter, gapMs, () => readyZones(d, exec, zones)),
     retention: async (filter) => retentionReport(d, exec, filter, await readyZones(d, exec, zones)),
     paths: (filter) => pathsReport(d, exec, filter),
     funnel: (filter) => funnelReport(d, within(filter.budgetMs), filter),
