@@ -109,6 +109,20 @@ const RANGES = [
 ]
 
 /**
+ * Hours from a range's first UTC midnight: partial first and last days around whole days, two
+ * adjacent partial days, one edge at a midnight, a range inside one day, a range over most data.
+ */
+const EDGE_HOURS: ReadonlyArray<[number, number]> = [
+  [5, 10 * 24 + 7],
+  [24 + 5, 2 * 24 + 7],
+  [24, 2 * 24 + 7],
+  [24 + 5, 11 * 24],
+  [24 + 3, 24 + 9],
+  [20 * 24 + 4, 52 * 24 + 2],
+  [23, 33 * 24 + 1],
+]
+
+/**
  * Every retention (kept zones, one that is not, and `onDemand`: zones kept on demand, prepared),
  * paths and funnel answer equals the recount.
  */
@@ -140,6 +154,16 @@ export async function expectAnalyticsRecount(
         ).toMatchObject(overviewRecount(all, q))
       }
     }
+    // Edges inside UTC days (an API caller's hours, a half-hour zone's days widened to hours):
+    // the whole UTC days summed, the partial first and last days' users from their day links.
+    const day = Math.floor(range.from / DAY) * DAY
+    for (const [a, b] of EDGE_HOURS)
+      for (const bot of [undefined, 'shop']) {
+        const q = { from: day + a * HOUR, to: day + b * HOUR, tz: 'UTC', ...(bot ? { bot } : {}) }
+        expect(await store.overview(q), `overview ${bot ?? ''} hours ${a} … ${b}`).toMatchObject(
+          overviewRecount(all, q),
+        )
+      }
     for (const depth of [1, 2, 4])
       expect(await store.paths({ ...range, depth, limit: 1000 }), `depth ${depth}`).toEqual(
         pathsOf(all, { ...range, depth }),
@@ -188,29 +212,34 @@ export function runAnalyticsRecount(name: string, factory: RecountFactory): void
       const states: RetentionZoneState[] = []
       // Between chunks (awaited before the next), a batch arrives: users whose chunk is done,
       // users still to come, and, in the first batches, users new to the store.
-      const { store } = await fresh(KEPT_ZONES, {
-        retentionChunkUsers: 3,
-        onRetentionChunk: async (state) => {
-          states.push(state)
-          await load(store, later.splice(0, 25))
+      // UTC too: its day links are derived chunk by chunk with its cohorts.
+      const demand = [...ON_DEMAND, 'UTC']
+      const { store } = await fresh(
+        KEPT_ZONES.filter((z) => z !== 'UTC'),
+        {
+          retentionChunkUsers: 3,
+          onRetentionChunk: async (state) => {
+            states.push(state)
+            await load(store, later.splice(0, 25))
+          },
         },
-      })
+      )
       await load(store, items)
-      for (const zone of ON_DEMAND)
+      for (const zone of demand)
         expect(await store.retentionZone?.(zone)).toEqual({ zone, kept: 'demand', ready: false, progress: 0 })
-      await Promise.all(ON_DEMAND.map((zone) => store.retentionZoneReady?.(zone)))
-      for (const zone of ON_DEMAND) {
+      await Promise.all(demand.map((zone) => store.retentionZoneReady?.(zone)))
+      for (const zone of demand) {
         const steps = states.filter((s) => s.zone === zone)
         expect(steps.length, zone).toBeGreaterThan(3)
         expect(steps.at(-1)).toEqual({ zone, kept: 'demand', ready: true, progress: 1 })
         expect(await store.retentionZone?.(zone)).toEqual({ zone, kept: 'demand', ready: true, progress: 1 })
       }
       await load(store, later.splice(0))
-      await expectAnalyticsRecount(store, RANGES, ON_DEMAND)
+      await expectAnalyticsRecount(store, RANGES, demand)
       await store.eraseUser('shop', 'u3')
       await store.eraseUser('help', 'u5')
       while ((await store.deleteOlderThan({ before: BASE + 10 * DAY + 200_000, limit: 40 })) > 0) {}
-      await expectAnalyticsRecount(store, RANGES, ON_DEMAND)
+      await expectAnalyticsRecount(store, RANGES, demand)
     })
 
     it('zones kept on demand are in the database: a second collector and a restart agree, the limit holds', async () => {

@@ -49,7 +49,9 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
       // As autovacuum leaves a table: its visibility map set, so index-only scans are planned as such.
       await client.query('VACUUM ANALYZE')
       const bad: string[] = []
-      for (const { name, q } of await dashboardReads(postgresDialect, RECORDS)) {
+      const linked = new Set<string>()
+      const reads = await dashboardReads(postgresDialect, RECORDS)
+      for (const { name, q } of reads) {
         const res = await client.query(`EXPLAIN (FORMAT JSON) ${postgresDialect.sql(q.sql)}`, q.params)
         const plan = (res.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]?.Plan
         for (const node of walk(plan))
@@ -69,6 +71,15 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
             if (/Index/.test(n['Node Type'] ?? '') && /_ts/.test(n['Index Name'] ?? ''))
               bad.push(`${name}: walks ${n['Index Name']}`)
         }
+        // A range with edges inside days: its partial days' users' day links, by the key (day
+        // first: one day's range of it), never the table's every row.
+        // A range with edges inside days: its partial days' users' day links, by the key (day
+        // first: one day's range of it), never the table's every row.
+        for (const n of walk(plan))
+          if (n['Relation Name'] === 'convotrack_retention_day_links') {
+            linked.add(name)
+            if (n['Node Type'] === 'Seq Scan') bad.push(`${name}: Seq Scan on day links`)
+          }
         // A funnel over a range: users who miss a step drop out (inner joins), so each step joins
         // only the users who reached the one before — never an outer join carrying every user of
         // step 1 through every step (what it did before: 2–3× the time at 10 M records).
@@ -83,6 +94,8 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
             if (n['Relation Name'] === 'convotrack_rollup_spans' && n['Node Type'] !== 'Index Only Scan')
               bad.push(`${name}: ${n['Node Type']} on convotrack_rollup_spans`)
       }
+      for (const name of new Set(reads.map((r) => r.name)))
+        if (name.startsWith('overview bounded') && !linked.has(name)) bad.push(`${name}: no day links read`)
       expect(bad).toEqual([])
     } finally {
       await client.end()

@@ -180,7 +180,8 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
         answer = kept
       }
     // The overview of a bounded range (a week, its edges inside UTC days; messages stored after it):
-    // users from the day and hour rows (UTC is kept, but the range is not its whole days).
+    // its whole UTC days' users from the previous-day rows, its partial first and last days' from
+    // their hour rows and those users' day links (UTC is kept, but the range is not its whole days).
     name = `overview bounded${suffix}`
     answer = [{ found: 1 }]
     await overviewReport(
@@ -214,10 +215,12 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
  * Does the read `name` (at its default range) read `table`, one row per user (or, for the usage
  * report by UTC day, per conversation)? Only NotHandled, segments, usage and the overview (of a
  * range with nothing after it: its users and new users sum hours; of whole days of a kept zone:
- * its users sum pairs of days) are held to it.
+ * its users sum pairs of days; of a range with edges inside days: the users of its two partial
+ * days, never every user-day of the range) are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
+  if (name.startsWith('overview bounded')) return /^(user_profiles|user_segments|rollup_user_days)$/.test(table)
   if (name.startsWith('overview') && !name.startsWith('overview bounded'))
     return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours)$/.test(table)
   if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false

@@ -4,7 +4,8 @@
 // starts and NotHandled phrase days (PostgreSQL 14, SQLite 12); users first and last seen per hour
 // (PostgreSQL 17, SQLite 15); users per local day and their previous active day (PostgreSQL 18,
 // SQLite 16). And the funnel spans' index holding the last time (PostgreSQL 19, SQLite 17) takes the
-// old one's place, the funnels equal to a recount.
+// old one's place, the funnels equal to a recount. Each user's UTC days with their neighbours
+// (PostgreSQL 20, SQLite 18): one row per user-day of the stored messages, before and after an erasure.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,7 +16,7 @@ import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
 import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import { READ_SUMMARIES, USER_SEEN } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
-import { PREV_DAYS } from '../src/reports/retention-cohorts'
+import { DAY_LINKS, PREV_DAYS } from '../src/reports/retention-cohorts'
 import type { RollupSpec } from '../src/reports/rollup-tables'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { expectFunnelRecount } from './funnel-recount'
@@ -40,17 +41,28 @@ async function expectDerived(upgraded: RecordStore, funnels = false) {
     await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
     // A whole UTC day with messages after it: the previous-day rows.
     await expectMatchesRecount(upgraded, { from: BASE + 24 * HOUR, to: BASE + 48 * HOUR, tz: 'UTC' })
+    // Edges inside days around a whole one: the day links.
+    await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 54 * HOUR, tz: 'UTC' })
     const day = [{ from: BASE + 24 * HOUR, to: BASE + 48 * HOUR }]
     if (funnels) await expectFunnelRecount(upgraded, await allMessages(upgraded), day)
     await load(upgraded, traffic(100, 12, 'later'))
     await upgraded.eraseUser('help', 'u2')
     await expectMatchesRecount(upgraded)
     await expectMatchesRecount(upgraded, { from: BASE, to: BASE + 48 * HOUR, tz: 'UTC' })
+    await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 54 * HOUR, tz: 'UTC' })
     if (funnels) await expectFunnelRecount(upgraded, await allMessages(upgraded), day)
   } finally {
     await upgraded.close()
   }
 }
+
+/**
+ * The day links hold one row per user and UTC day of the stored messages (`t`: a table's name on
+ * the database; `day`: SQL of a message's UTC day): none of an erased user's days is left.
+ */
+const LINKS_CHECK = (t: (name: string) => string, day: string) =>
+  `SELECT (SELECT count(*) FROM ${t(DAY_LINKS.name)}) AS links,
+    (SELECT count(*) FROM (SELECT DISTINCT bot, user_id, ${day} FROM ${t('messages')} WHERE user_id <> '') m) AS days`
 
 /** `user_segments` as it was before users first and last seen per hour: users with metadata only. */
 const WITHOUT_METADATA = "DELETE FROM user_segments WHERE pairs = '[]'"
@@ -83,6 +95,7 @@ const STEPS: Array<{
   // Before it, only users with metadata had a `user_segments` row.
   { name: 'users first and last seen', tables: [USER_SEEN], sqlite: 15, postgres: 17, before: WITHOUT_METADATA },
   { name: 'users per local day and their previous active day', tables: [PREV_DAYS], sqlite: 16, postgres: 18 },
+  { name: "each user's UTC days with their neighbours", tables: [DAY_LINKS], sqlite: 18, postgres: 20 },
   {
     name: "funnel spans' index with the last time",
     tables: [],
@@ -130,6 +143,11 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
     db.exec(`PRAGMA user_version = ${latest}`)
     db.close()
     await expectDerived(new SqliteRecordStore(file), schema !== undefined)
+    const after = openKeptSqlite(file)
+    const count = after.prepare(LINKS_CHECK((name) => name, 'ts / 86400000')).get() as { links: number; days: number }
+    after.close()
+    expect(count.links).toBeGreaterThan(0)
+    expect(count.links).toBe(count.days)
   })
 
   describe('PostgreSQL', () => {
@@ -163,6 +181,9 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
           'convotrack_rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
         ])
         await expectDerived(upgraded, schema !== undefined)
+        const count = await client.query(LINKS_CHECK((name) => `convotrack_${name}`, 'ts / 86400000'))
+        expect(Number(count.rows[0].links)).toBeGreaterThan(0)
+        expect(Number(count.rows[0].links)).toBe(Number(count.rows[0].days))
       } finally {
         await client.end()
       }

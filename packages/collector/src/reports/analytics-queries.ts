@@ -14,7 +14,7 @@ import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
 import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
-import { cohortRows, DEFAULT_RETENTION_ZONES, PREV_DAYS } from './retention-cohorts'
+import { cohortRows, DAY_LINKS, DEFAULT_RETENTION_ZONES, LINKS_ZONE, PREV_DAYS } from './retention-cohorts'
 import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
 
 export type {
@@ -76,13 +76,56 @@ function dayZone(zones: readonly string[], tz: string | undefined, r: { from: nu
 }
 
 /**
+ * Users of a past range of whole hours `[from, to)` whose edges fall inside UTC days: its whole UTC
+ * days `[s, e)` are a sum of the previous-day rows (each user once, on their first day there);
+ * the users of the partial first day `[from, s)` and last day `[e, to)` are added only when not
+ * already counted, which their day links tell (keyed by day: one day's range of the key, never a
+ * user's other days):
+ * - first day's users (from its active hours) whose next active day is `e` or later;
+ * - last day's users whose previous active day is before `s`, except those whose previous day is
+ *   the first day and who were active in its part of the range (counted with it).
+ */
+async function linkedUsers(
+  d: Dialect,
+  exec: Exec,
+  filter: ReadFilter,
+  r: { from: number; to: number; s: number; e: number },
+): Promise<number> {
+  const hours = d.table(USER_HOURS.name)
+  const links = d.table(DAY_LINKS.name)
+  const firstDay = r.s - DAY_MS
+  // Parameters in the order of the text.
+  const params: unknown[] = [r.from, r.s]
+  const h0 = `SELECT DISTINCT bot, user_id FROM ${hours} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, params)}`
+  params.push(r.e, r.to)
+  const h1 = `SELECT DISTINCT bot, user_id FROM ${hours} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, params)}`
+  params.push(LINKS_ZONE, r.s, r.e, r.s)
+  const whole = `SELECT sum(users) FROM ${d.table(PREV_DAYS.name)}
+    WHERE zone = ? AND active_day >= ? AND active_day < ? AND prev_day < ?${scopeSql(d, filter, params)}`
+  params.push(firstDay, r.e, r.e, r.s, firstDay)
+  const [row] = await exec({
+    sql: `WITH h0 AS MATERIALIZED (${h0}), h1 AS MATERIALIZED (${h1})
+      SELECT (${whole}) AS whole,
+        (SELECT count(*) FROM h0 JOIN ${links} l ON l.day = ? AND l.bot = h0.bot AND l.user_id = h0.user_id
+          WHERE l.next_day >= ?) AS first_day,
+        (SELECT count(*) FROM h1 JOIN ${links} l ON l.day = ? AND l.bot = h1.bot AND l.user_id = h1.user_id
+          WHERE l.prev_day < ? AND NOT (l.prev_day = ? AND (l.bot, l.user_id) IN (SELECT bot, user_id FROM h0))) AS last_day`,
+    params,
+  })
+  return num(row?.whole) + num(row?.first_day) + num(row?.last_day)
+}
+
+/**
  * Distinct users active in the range. A range with nothing stored after it (open, or ending in
  * the future: the dashboard's presets end tonight) counts users by their last message. One that
  * ends in the past: when it is whole local days of a kept retention zone (a dashboard range in
  * the zone of its browser, or UTC), each of its users is the one row of the previous-day summary
  * whose day is in the range and whose previous active day is before it, a sum over pairs of days;
- * else it reads whole UTC days from the users-per-day summary, the partial days at the edges from
- * the users-per-hour one (exact to the hour).
+ * edges inside days (an API caller's hours, a zone whose days start inside an hour or is not
+ * prepared): the same sum over its whole UTC days and its partial first and last days' users not
+ * counted there ({@link linkedUsers}; UTC kept). Without UTC kept, it reads whole UTC days from the
+ * users-per-day summary, the partial days at the edges from the users-per-hour one (exact to the
+ * hour); a range inside one day reads that day's hours.
  */
 async function activeUsers(
   d: Dialect,
@@ -101,7 +144,8 @@ async function activeUsers(
     })
     return num(rows[0]?.n)
   }
-  const zone = dayZone(await zones(), filter.tz, { from: r.from, to: r.to })
+  const ready = await zones()
+  const zone = dayZone(ready, filter.tz, { from: r.from, to: r.to })
   if (zone !== null) {
     const params: unknown[] = [zone, r.from, r.to, r.from]
     const rows = await exec({
@@ -111,6 +155,9 @@ async function activeUsers(
     })
     return num(rows[0]?.n)
   }
+  const s = Math.ceil(r.from / DAY_MS) * DAY_MS
+  const e = Math.floor(r.to / DAY_MS) * DAY_MS
+  if (s <= e && ready.includes(LINKS_ZONE)) return linkedUsers(d, exec, filter, { from: r.from, to: r.to, s, e })
   const firstDay = Math.ceil(r.from / DAY_MS) * DAY_MS
   const lastDay = r.to === null ? null : Math.floor(r.to / DAY_MS) * DAY_MS
   const params: unknown[] = []

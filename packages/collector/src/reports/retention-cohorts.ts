@@ -9,10 +9,10 @@
  * move keeps the previous-day summary (`rollup_prev_days`: zone × day × the user's previous active
  * day × bot → users), which the overview of a range of whole past days sums.
  */
-import type { Dialect } from './dialect'
+import type { Dialect, Query } from './dialect'
 import { PERIODS, type Period, periodIndex, periodStart } from './periods'
 import type { Exec, Row } from './report-queries'
-import { deriveZone, NO_PREV_DAY } from './retention-derive'
+import { deriveZone, NO_NEXT_DAY, NO_PREV_DAY } from './retention-derive'
 import { addRow, type Deltas } from './rollup-delta'
 import {
   deleteKeysQueries,
@@ -63,6 +63,33 @@ export const PREV_DAYS: RollupSpec = {
   live: ['users'],
 }
 
+/** The zone whose days {@link DAY_LINKS} holds: any range of whole hours starts and ends inside one of its days. */
+export const LINKS_ZONE = 'UTC'
+
+/**
+ * Each user's active days in {@link LINKS_ZONE} with the active day before and after it
+ * (`NO_PREV_DAY` / `NO_NEXT_DAY` at either end), keyed by day first: one day's users are one
+ * range of the key. The overview of a past range whose edges fall inside days reads its partial
+ * first and last days' users here (those not active on the whole days between), never the
+ * users of every day of the range. Kept with the UTC `day` periods of {@link USER_PERIODS},
+ * under the user's lock, when UTC is a kept zone.
+ */
+export const DAY_LINKS: RollupSpec = {
+  name: 'retention_day_links',
+  columns: { day: 'int', bot: 'text', user_id: 'text', prev_day: 'int', next_day: 'int' },
+  keys: ['day', 'bot', 'user_id'],
+  withoutRowid: true,
+  replace: ['prev_day', 'next_day'],
+}
+
+/** One user's rows of {@link DAY_LINKS} for their active days' starts (any order): day → [prev, next]. */
+export function dayLinksOf(starts: readonly number[]): Map<number, [prev: number, next: number]> {
+  const sorted = [...starts].sort((a, b) => a - b)
+  return new Map(
+    sorted.map((s, i) => [s, [i === 0 ? NO_PREV_DAY : (sorted[i - 1] as number), sorted[i + 1] ?? NO_NEXT_DAY]]),
+  )
+}
+
 /** One user's rows of {@link PREV_DAYS} for their active days' starts (any order). */
 export function prevDaysOf(starts: readonly number[]): Array<[active: number, prev: number]> {
   const sorted = [...starts].sort((a, b) => a - b)
@@ -85,7 +112,7 @@ export const ZONE_LIST_LOCK = 0x637a6f6e // "czon"
 /** CREATE TABLE / INDEX of the retention summaries. */
 export function retentionDdl(d: Dialect): string {
   return [
-    rollupDdl(d, [USER_PERIODS, COHORTS, PREV_DAYS]),
+    rollupDdl(d, [USER_PERIODS, COHORTS, PREV_DAYS, DAY_LINKS]),
     `CREATE TABLE IF NOT EXISTS ${d.table(RETENTION_ZONES_TABLE)} (zone ${d.columnType('text')} PRIMARY KEY);`,
   ].join('\n')
 }
@@ -209,6 +236,8 @@ function* moveShares(
 ): Steps {
   const added: RollupRow[] = []
   const gone: RollupRow[] = []
+  const links: RollupRow[] = []
+  const unlinked: RollupRow[] = []
   const deltas: Deltas = new Map()
   for (const u of users) {
     const row = (pk: string): RollupRow => {
@@ -250,6 +279,17 @@ function* moveShares(
             for (const [active, prev] of prevDaysOf(list))
               addRow(deltas, PREV_DAYS, { zone, active_day: active, prev_day: prev, bot: u.bot, users: sign })
         }
+        if (zone === LINKS_ZONE && kind === 'day') {
+          // The user's days whose neighbours changed are written again; a day no longer active goes.
+          const had = dayLinksOf(starts(u.had))
+          for (const [day, [prev, next]] of dayLinksOf(starts(u.now))) {
+            const was = had.get(day)
+            if (!was || was[0] !== prev || was[1] !== next)
+              links.push({ day, bot: u.bot, user_id: u.userId, prev_day: prev, next_day: next })
+            had.delete(day)
+          }
+          for (const day of had.keys()) unlinked.push({ day, bot: u.bot, user_id: u.userId })
+        }
       }
   }
   yield* deleteKeysQueries(d, USER_PERIODS, gone)
@@ -260,6 +300,8 @@ function* moveShares(
   const prevs = [...(deltas.get(PREV_DAYS)?.values() ?? [])].filter((r) => r.users !== 0)
   yield* upsertQueries(d, PREV_DAYS, prevs)
   yield* dropEmptyQueries(d, PREV_DAYS, prevs)
+  yield* deleteKeysQueries(d, DAY_LINKS, unlinked)
+  yield* upsertQueries(d, DAY_LINKS, links)
 }
 
 /**
@@ -322,10 +364,10 @@ export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zo
  * chunk); records the zones as the option's.
  */
 export function* rebuildRetention(d: Dialect, zones: readonly string[]): Steps {
-  for (const t of [USER_PERIODS.name, COHORTS.name, PREV_DAYS.name, RETENTION_ZONES_TABLE])
+  for (const t of [USER_PERIODS.name, COHORTS.name, PREV_DAYS.name, DAY_LINKS.name, RETENTION_ZONES_TABLE])
     yield { sql: `DELETE FROM ${d.table(t)}`, params: [] }
   for (const zone of zones) {
-    yield* deriveZone(d, { userPeriods: USER_PERIODS, cohorts: COHORTS, prevDays: PREV_DAYS }, zone, 'all')
+    yield* deriveZone(d, RETENTION_TABLES, zone, 'all')
     yield { sql: `INSERT INTO ${d.table(RETENTION_ZONES_TABLE)} (zone) VALUES (?)`, params: [zone] }
   }
 }
@@ -346,6 +388,37 @@ export function* rebuildPrevDays(d: Dialect): Steps {
       GROUP BY zone, active_day, prev_day, bot`,
     params: [NO_PREV_DAY],
   }
+}
+
+/**
+ * Derives the day links from the stored UTC day periods, in one statement (PostgreSQL migration
+ * 20, SQLite step 18: the periods were kept at ingest all along; nothing when UTC is not kept).
+ */
+export function* rebuildDayLinks(d: Dialect): Steps {
+  yield { sql: `DELETE FROM ${d.table(DAY_LINKS.name)}`, params: [] }
+  yield linksSelect(d, `FROM ${d.table(USER_PERIODS.name)} p WHERE 1 = 1`, [])
+}
+
+/**
+ * `INSERT INTO` the day links `SELECT` the {@link LINKS_ZONE} day periods `from` (alias `p`, its
+ * `WHERE …` open for more conditions; `params` its parameters).
+ */
+function linksSelect(d: Dialect, from: string, params: readonly unknown[]): Query {
+  const w = 'OVER (PARTITION BY p.bot, p.user_id ORDER BY p.period_start)'
+  return {
+    sql: `INSERT INTO ${d.table(DAY_LINKS.name)} (day, bot, user_id, prev_day, next_day)
+      SELECT p.period_start, p.bot, p.user_id, coalesce(lag(p.period_start) ${w}, ?), coalesce(lead(p.period_start) ${w}, ?)
+      ${from} AND p.zone = ? AND p.kind = 'day'`,
+    params: [NO_PREV_DAY, NO_NEXT_DAY, ...params, LINKS_ZONE],
+  }
+}
+
+/** The retention summaries, as the derivation takes them. */
+export const RETENTION_TABLES = {
+  userPeriods: USER_PERIODS,
+  cohorts: COHORTS,
+  prevDays: PREV_DAYS,
+  dayLinks: { zone: LINKS_ZONE, spec: DAY_LINKS, insert: linksSelect },
 }
 
 /**

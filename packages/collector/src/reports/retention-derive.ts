@@ -11,7 +11,7 @@
  * its day, week and month (periods.ts, the same function the reports and ingest use). A message's
  * local day is then plain arithmetic, `(ts + offset) / day`, and the database groups and counts.
  */
-import type { Dialect } from './dialect'
+import type { Dialect, Query } from './dialect'
 import { PERIODS, periodStart } from './periods'
 import { DAY_MS, HOUR_MS, tzOffset } from './range'
 import type { Row } from './report-queries'
@@ -21,6 +21,9 @@ import type { Steps } from './rollup-writes'
 
 /** The previous-day summary's `prev_day` of a user's first active day (the earliest instant a Date can hold). */
 export const NO_PREV_DAY = -8.64e15
+
+/** The day links' `next_day` of a user's last active day (the latest instant a Date can hold). */
+export const NO_NEXT_DAY = 8.64e15
 
 /** Users whose summaries a derivation replaces: all, or these (sorted by bot, then user). */
 export type DeriveScope = 'all' | ReadonlyArray<{ bot: string; userId: string }>
@@ -139,7 +142,13 @@ function* prevDays(d: Dialect, userPeriods: string, zone: string, scope: DeriveS
  */
 export function* deriveZone(
   d: Dialect,
-  tables: { userPeriods: RollupSpec; cohorts: RollupSpec; prevDays: RollupSpec },
+  tables: {
+    userPeriods: RollupSpec
+    cohorts: RollupSpec
+    prevDays: RollupSpec
+    /** With the zone of the day links (`LINKS_ZONE`): their rows, and the statement that derives them. */
+    dayLinks?: { zone: string; spec: RollupSpec; insert: (d: Dialect, from: string, params: unknown[]) => Query }
+  },
   zone: string,
   scope: DeriveScope,
 ): Steps {
@@ -160,6 +169,20 @@ export function* deriveZone(
   const prevTimes = ['active_day', 'prev_day']
   add(tables.cohorts, cohortTimes, yield* shares(d, periods, zone, scope), -1)
   add(tables.prevDays, prevTimes, yield* prevDays(d, periods, zone, scope), -1)
+  const links = tables.dayLinks?.zone === zone ? tables.dayLinks : null
+  if (links) {
+    // The scope's links, by their keys from the day periods (the links are keyed by day first).
+    const params: unknown[] = []
+    const from = scoped(d, scope, periods, 'p', params)
+    params.push(zone)
+    yield scope === 'all'
+      ? { sql: `DELETE FROM ${d.table(links.spec.name)}`, params: [] }
+      : {
+          sql: `DELETE FROM ${d.table(links.spec.name)} WHERE (day, bot, user_id) IN
+            (SELECT p.period_start, p.bot, p.user_id FROM ${from} AND p.zone = ? AND p.kind = 'day')`,
+          params,
+        }
+  }
   if (scope === 'all') yield { sql: `DELETE FROM ${periods} WHERE zone = ?`, params: [zone] }
   else if (d.multiRow)
     yield {
@@ -210,6 +233,11 @@ export function* deriveZone(
   }
   add(tables.cohorts, cohortTimes, yield* shares(d, periods, zone, scope), 1)
   add(tables.prevDays, prevTimes, yield* prevDays(d, periods, zone, scope), 1)
+  if (links) {
+    const params: unknown[] = []
+    const from = scoped(d, scope, periods, 'p', params)
+    yield links.insert(d, `FROM ${from}`, params)
+  }
   for (const spec of [tables.cohorts, tables.prevDays]) {
     const rows = [...(deltas.get(spec)?.values() ?? [])].filter((r) => r.users !== 0)
     yield* upsertQueries(d, spec, rows)

@@ -13,7 +13,16 @@ import type { RetentionZoneState } from './analytics-types'
 import { lockUsers } from './analytics-writes'
 import type { Dialect } from './dialect'
 import type { Exec, Row } from './report-queries'
-import { COHORTS, PREV_DAYS, RETENTION_ZONES_TABLE, USER_PERIODS, ZONE_LIST_LOCK } from './retention-cohorts'
+import {
+  COHORTS,
+  DAY_LINKS,
+  LINKS_ZONE,
+  PREV_DAYS,
+  RETENTION_TABLES,
+  RETENTION_ZONES_TABLE,
+  USER_PERIODS,
+  ZONE_LIST_LOCK,
+} from './retention-cohorts'
 import { deriveZone } from './retention-derive'
 import type { Steps } from './rollup-writes'
 
@@ -31,7 +40,7 @@ export const ZONE_DEMAND_COLUMNS: ReadonlyArray<[name: string, kind: 'text' | 'i
   ['requested_at', 'int', ''],
 ]
 
-const T = { userPeriods: USER_PERIODS, cohorts: COHORTS, prevDays: PREV_DAYS, zones: RETENTION_ZONES_TABLE }
+const T = { ...RETENTION_TABLES, zones: RETENTION_ZONES_TABLE }
 
 const COLUMNS = 'zone, source, ready, users_done, users_total'
 
@@ -175,4 +184,5 @@ export function* syncOptionZones(d: Dialect, wanted: readonly string[]): Steps {
 function* dropZone(d: Dialect, zone: string): Steps {
   for (const table of [USER_PERIODS.name, COHORTS.name, PREV_DAYS.name, RETENTION_ZONES_TABLE])
     yield { sql: `DELETE FROM ${d.table(table)} WHERE zone = ?`, params: [zone] }
+  if (zone === LINKS_ZONE) yield { sql: `DELETE FROM ${d.table(DAY_LINKS.name)}`, params: [] }
 }

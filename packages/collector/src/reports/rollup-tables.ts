@@ -20,6 +20,11 @@ export interface RollupSpec {
   maxes?: readonly string[]
   /** Taken from the row whose (`by[0]`, `by[1]`) is greatest: the latest message's fields. */
   latest?: { by: readonly [string, string]; cols: readonly string[] }
+  /**
+   * Replaced by the written row's (`x = excluded.x`): for per-user rows written only under the
+   * user's lock, where the writer knows the whole new value.
+   */
+  replace?: readonly string[]
   /** A stored row whose sum of these reaches 0 (changes taken back) is deleted. */
   live?: readonly string[]
   /** Secondary indexes (column lists) for the reports' reads. */
@@ -206,6 +211,7 @@ function mergeSql(d: Dialect, spec: RollupSpec): string {
   for (const c of spec.sums ?? []) set.push(`${c} = ${t}.${c} + excluded.${c}`)
   for (const c of spec.mins ?? []) set.push(`${c} = ${d.least(`${t}.${c}`, `excluded.${c}`)}`)
   for (const c of spec.maxes ?? []) set.push(`${c} = ${d.greatest(`${t}.${c}`, `excluded.${c}`)}`)
+  for (const c of spec.replace ?? []) set.push(`${c} = excluded.${c}`)
   if (spec.latest) {
     const [ts, id] = spec.latest.by
     // Both sides of SET see the row as it was: every column takes the same side.

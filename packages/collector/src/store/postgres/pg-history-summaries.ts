@@ -7,7 +7,14 @@
 import type { ClientBase } from 'pg'
 import { postgresDialect as d } from '../../reports/dialect'
 import { PATH_PREFIXES, rebuildPaths } from '../../reports/path-prefixes'
-import { COHORTS, PREV_DAYS, RETENTION_ZONES_TABLE, retentionDdl, USER_PERIODS } from '../../reports/retention-cohorts'
+import {
+  COHORTS,
+  DAY_LINKS,
+  PREV_DAYS,
+  RETENTION_ZONES_TABLE,
+  retentionDdl,
+  USER_PERIODS,
+} from '../../reports/retention-cohorts'
 import { optionZonesMatch, syncOptionZones, ZONE_DEMAND_COLUMNS } from '../../reports/retention-zone-demand'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { runStepsAsync, type Steps } from '../../reports/rollup-writes'
@@ -55,7 +62,7 @@ export async function syncRetentionZones(client: ClientBase, zones: readonly str
     await client.query('BEGIN')
     try {
       await client.query(
-        `LOCK TABLE ${d.table(USER_PERIODS.name)}, ${d.table(COHORTS.name)}, ${d.table(PREV_DAYS.name)} IN SHARE ROW EXCLUSIVE MODE`,
+        `LOCK TABLE ${[USER_PERIODS, COHORTS, PREV_DAYS, DAY_LINKS].map((t) => d.table(t.name)).join(', ')} IN SHARE ROW EXCLUSIVE MODE`,
       )
       await run(client, syncOptionZones(d, zones))
       await client.query('COMMIT')

@@ -7,7 +7,7 @@ import { spansCoveringDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
-import { rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
+import { rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
@@ -228,6 +228,12 @@ ${analyticsDdl(postgresDialect)}
     version: 19,
     name: "funnel step spans: the index on (step, first time) holds the last time too (the all-time funnel's next steps read no table page)",
     sql: spansCoveringDdl(postgresDialect),
+  },
+  {
+    version: 20,
+    name: "each user's UTC days with the active day before and after (derived from the users' day periods)",
+    sql: retentionDdl(postgresDialect),
+    after: (client) => deriveOn(client, rebuildDayLinks(postgresDialect)),
   },
 ]
 

@@ -8,7 +8,7 @@ import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
-import { rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
+import { rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
@@ -230,6 +230,14 @@ ${rollupDdl(sqliteDialect)}
     name: "funnel step spans: the index on (step, first time) holds the last time too (the all-time funnel's next steps read no table page)",
     apply(db) {
       db.exec(spansCoveringDdl(sqliteDialect))
+    },
+  },
+  {
+    version: 18,
+    name: "each user's UTC days with the active day before and after (derived from the users' day periods)",
+    apply(db, _keep, run) {
+      db.exec(retentionDdl(sqliteDialect))
+      runSteps(rebuildDayLinks(sqliteDialect), run)
     },
   },
 ]
