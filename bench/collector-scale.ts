@@ -290,8 +290,9 @@ const READS: Array<[name: string, path: string]> = [
   // The analytics (issue 28): from here on.
   ['/api/reports/overview', 'reports/overview'],
   // A range that ends in the past (records stored after it). Whole UTC days: pairs of days (the
-  // previous-day summary). Edges inside days: the distinct users of its user-days, a read that grows
-  // with them (README "Users"). Each timed for that one range only.
+  // previous-day summary). Edges inside days: the same sum over its whole UTC days and the users of
+  // its two partial days not active on them (the day links; README "Users"). Each timed for that
+  // one range only.
   ['/api/reports/overview (30 whole days ending 7 days ago; one range)', past(0)],
   ['/api/reports/overview (30 days ending 7 days ago, edges inside days; one range)', past(5 * 3_600_000)],
   ['/api/reports/retention?period=week', 'reports/retention?period=week'],
