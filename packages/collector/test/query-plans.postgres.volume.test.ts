@@ -71,14 +71,16 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
             if (/Index/.test(n['Node Type'] ?? '') && /_ts/.test(n['Index Name'] ?? ''))
               bad.push(`${name}: walks ${n['Index Name']}`)
         }
-        // A range with edges inside days: its partial days' users' day links, by the key (day
-        // first: one day's range of it), never the table's every row.
-        // A range with edges inside days: its partial days' users' day links, by the key (day
-        // first: one day's range of it), never the table's every row.
+        // A range with edges inside days: its partial days' users' day links, from the key's index
+        // (day first: one day's range of it; the links in it), never the table's rows, which lie
+        // all over its pages (61 000 rows of a day on 42 000 pages at 10 M records: a second).
+        // A range with edges inside days: its partial days' users' day links, from the key's index
+        // (day first: one day's range of it; the links in it), never the table's rows, which lie
+        // all over its pages (61 000 rows of a day on 42 000 pages at 10 M records: a second).
         for (const n of walk(plan))
           if (n['Relation Name'] === 'convotrack_retention_day_links') {
             linked.add(name)
-            if (n['Node Type'] === 'Seq Scan') bad.push(`${name}: Seq Scan on day links`)
+            if (n['Node Type'] !== 'Index Only Scan') bad.push(`${name}: ${n['Node Type']} on day links`)
           }
         // A funnel over a range: users who miss a step drop out (inner joins), so each step joins
         // only the users who reached the one before — never an outer join carrying every user of

@@ -181,7 +181,7 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
       }
     // The overview of a bounded range (a week, its edges inside UTC days; messages stored after it):
     // its whole UTC days' users from the previous-day rows, its partial first and last days' from
-    // their hour rows and those users' day links (UTC is kept, but the range is not its whole days).
+    // those days' rows of the day links (UTC is kept, but the range is not its whole days).
     name = `overview bounded${suffix}`
     answer = [{ found: 1 }]
     await overviewReport(
@@ -220,7 +220,8 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
-  if (name.startsWith('overview bounded')) return /^(user_profiles|user_segments|rollup_user_days)$/.test(table)
+  if (name.startsWith('overview bounded'))
+    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours)$/.test(table)
   if (name.startsWith('overview') && !name.startsWith('overview bounded'))
     return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours)$/.test(table)
   if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false

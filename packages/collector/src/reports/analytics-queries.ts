@@ -79,11 +79,14 @@ function dayZone(zones: readonly string[], tz: string | undefined, r: { from: nu
  * Users of a past range of whole hours `[from, to)` whose edges fall inside UTC days: its whole UTC
  * days `[s, e)` are a sum of the previous-day rows (each user once, on their first day there);
  * the users of the partial first day `[from, s)` and last day `[e, to)` are added only when not
- * already counted, which their day links tell (keyed by day: one day's range of the key, never a
- * user's other days):
- * - first day's users (from its active hours) whose next active day is `e` or later;
- * - last day's users whose previous active day is before `s`, except those whose previous day is
- *   the first day and who were active in its part of the range (counted with it).
+ * counted there, which their day links tell (keyed by day: one day's range of the key, each row
+ * with the user's first and last hour of the day and their active day before and after):
+ * - first-day users active from `from` on (last hour ≥ `from`) whose next active day is `e` or later;
+ * - last-day users active before `to` (first hour < `to`) whose previous active day is before `s`,
+ *   except those whose previous day is the first day and who were active in its part of the range
+ *   (counted with it: their first-day row, by its key).
+ * A range that starts (ends) at a midnight has no first (last) partial day: no hour of the day
+ * before `s` is at or after `s`, no hour of day `e` is before `e`.
  */
 async function linkedUsers(
   d: Dialect,
@@ -91,25 +94,22 @@ async function linkedUsers(
   filter: ReadFilter,
   r: { from: number; to: number; s: number; e: number },
 ): Promise<number> {
-  const hours = d.table(USER_HOURS.name)
   const links = d.table(DAY_LINKS.name)
   const firstDay = r.s - DAY_MS
   // Parameters in the order of the text.
-  const params: unknown[] = [r.from, r.s]
-  const h0 = `SELECT DISTINCT bot, user_id FROM ${hours} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, params)}`
-  params.push(r.e, r.to)
-  const h1 = `SELECT DISTINCT bot, user_id FROM ${hours} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, params)}`
-  params.push(LINKS_ZONE, r.s, r.e, r.s)
+  const params: unknown[] = [LINKS_ZONE, r.s, r.e, r.s]
   const whole = `SELECT sum(users) FROM ${d.table(PREV_DAYS.name)}
     WHERE zone = ? AND active_day >= ? AND active_day < ? AND prev_day < ?${scopeSql(d, filter, params)}`
-  params.push(firstDay, r.e, r.e, r.s, firstDay)
+  params.push(firstDay, r.from, r.e)
+  const first = `SELECT count(*) FROM ${links} WHERE day = ? AND last_hour >= ? AND next_day >= ?${scopeSql(d, filter, params)}`
+  params.push(r.e, r.to, r.s)
+  const lastScope = scopeSql(d, filter, params, 'l.bot')
+  params.push(firstDay, firstDay, r.from)
+  const last = `SELECT count(*) FROM ${links} l WHERE l.day = ? AND l.first_hour < ? AND l.prev_day < ?${lastScope}
+    AND NOT (l.prev_day = ? AND EXISTS (SELECT 1 FROM ${links} f
+      WHERE f.day = ? AND f.bot = l.bot AND f.user_id = l.user_id AND f.last_hour >= ?))`
   const [row] = await exec({
-    sql: `WITH h0 AS MATERIALIZED (${h0}), h1 AS MATERIALIZED (${h1})
-      SELECT (${whole}) AS whole,
-        (SELECT count(*) FROM h0 JOIN ${links} l ON l.day = ? AND l.bot = h0.bot AND l.user_id = h0.user_id
-          WHERE l.next_day >= ?) AS first_day,
-        (SELECT count(*) FROM h1 JOIN ${links} l ON l.day = ? AND l.bot = h1.bot AND l.user_id = h1.user_id
-          WHERE l.prev_day < ? AND NOT (l.prev_day = ? AND (l.bot, l.user_id) IN (SELECT bot, user_id FROM h0))) AS last_day`,
+    sql: `SELECT (${whole}) AS whole, (${first}) AS first_day, (${last}) AS last_day`,
     params,
   })
   return num(row?.whole) + num(row?.first_day) + num(row?.last_day)

@@ -9,10 +9,12 @@
  * move keeps the previous-day summary (`rollup_prev_days`: zone × day × the user's previous active
  * day × bot → users), which the overview of a range of whole past days sums.
  */
+import { USER_HOURS } from './analytics-tables'
 import type { Dialect, Query } from './dialect'
 import { PERIODS, type Period, periodIndex, periodStart } from './periods'
+import { DAY_MS, HOUR_MS } from './range'
 import type { Exec, Row } from './report-queries'
-import { deriveZone, NO_NEXT_DAY, NO_PREV_DAY } from './retention-derive'
+import { type DeriveScope, deriveZone, NO_NEXT_DAY, NO_PREV_DAY, scoped } from './retention-derive'
 import { addRow, type Deltas } from './rollup-delta'
 import {
   deleteKeysQueries,
@@ -68,18 +70,46 @@ export const LINKS_ZONE = 'UTC'
 
 /**
  * Each user's active days in {@link LINKS_ZONE} with the active day before and after it
- * (`NO_PREV_DAY` / `NO_NEXT_DAY` at either end), keyed by day first: one day's users are one
- * range of the key. The overview of a past range whose edges fall inside days reads its partial
- * first and last days' users here (those not active on the whole days between), never the
- * users of every day of the range. Kept with the UTC `day` periods of {@link USER_PERIODS},
- * under the user's lock, when UTC is a kept zone.
+ * (`NO_PREV_DAY` / `NO_NEXT_DAY` at either end) and the first and last hour they were active in
+ * it, keyed by day first: one day's users are one range of the key. The overview of a past range
+ * whose edges fall inside days counts its partial first and last days' users here (those active
+ * in the range's part of the day and not on the whole days between), never the users of every
+ * day of the range. Kept with the UTC `day` periods of {@link USER_PERIODS}, under the user's
+ * lock, when UTC is a kept zone.
  */
 export const DAY_LINKS: RollupSpec = {
   name: 'retention_day_links',
-  columns: { day: 'int', bot: 'text', user_id: 'text', prev_day: 'int', next_day: 'int' },
+  columns: {
+    day: 'int',
+    bot: 'text',
+    user_id: 'text',
+    prev_day: 'int',
+    next_day: 'int',
+    first_hour: 'int',
+    last_hour: 'int',
+  },
   keys: ['day', 'bot', 'user_id'],
   withoutRowid: true,
   replace: ['prev_day', 'next_day'],
+  mins: ['first_hour'],
+  maxes: ['last_hour'],
+  // Each batch merges its users' hours: a row it does not move keeps its version.
+  skipUnchanged: true,
+  // A day's rows lie all over a PostgreSQL heap (written whenever each user's days changed): the
+  // read takes them from the key's index alone.
+  include: ['prev_day', 'next_day', 'first_hour', 'last_hour'],
+}
+
+/** Each UTC day's first and last active hour among `times` (epoch ms): day start → [first, last]. */
+export function dayHours(times: Iterable<number>): Map<number, [first: number, last: number]> {
+  const out = new Map<number, [number, number]>()
+  for (const t of times) {
+    const hour = t - (t % HOUR_MS)
+    const day = t - (t % DAY_MS)
+    const had = out.get(day)
+    out.set(day, had ? [Math.min(had[0], hour), Math.max(had[1], hour)] : [hour, hour])
+  }
+  return out
 }
 
 /** One user's rows of {@link DAY_LINKS} for their active days' starts (any order): day → [prev, next]. */
@@ -225,14 +255,49 @@ function* storedPeriods(
 }
 
 /**
+ * One user's rows of {@link DAY_LINKS}: each day whose neighbours changed or that `hours` (their
+ * first and last hour of the messages at hand, by UTC day) holds; a day no longer active goes.
+ * `exact` (after messages went: `hours` are all their remaining messages'): every row is written
+ * again, the old ones deleted first.
+ */
+function linkRows(
+  u: User & { had: Set<string>; now: Set<string>; hours: Map<number, [number, number]> },
+  exact: boolean,
+  links: RollupRow[],
+  unlinked: RollupRow[],
+): void {
+  const prefix = `${LINKS_ZONE}${sep}day${sep}`
+  const days = (set: Set<string>) =>
+    [...set].filter((pk) => pk.startsWith(prefix)).map((pk) => Number(pk.slice(prefix.length)))
+  const had = dayLinksOf(days(u.had))
+  const now = dayLinksOf(days(u.now))
+  for (const [day, [prev, next]] of now) {
+    const hours = u.hours.get(day)
+    const was = had.get(day)
+    if (exact || hours || !was || was[0] !== prev || was[1] !== next)
+      links.push({
+        day,
+        bot: u.bot,
+        user_id: u.userId,
+        prev_day: prev,
+        next_day: next,
+        first_hour: hours?.[0] ?? null,
+        last_hour: hours?.[1] ?? null,
+      })
+  }
+  for (const day of had.keys()) if (exact || !now.has(day)) unlinked.push({ day, bot: u.bot, user_id: u.userId })
+}
+
+/**
  * Writes each user's periods going from `had` to `now` (a row per period the user was active
  * in, inserted or deleted — a message in a period already there writes nothing) and moves their
  * share of the cohort table from what it was to what it is.
  */
 function* moveShares(
   d: Dialect,
-  users: ReadonlyArray<User & { had: Set<string>; now: Set<string> }>,
+  users: ReadonlyArray<User & { had: Set<string>; now: Set<string>; hours: Map<number, [number, number]> }>,
   zones: readonly string[],
+  exact = false,
 ): Steps {
   const added: RollupRow[] = []
   const gone: RollupRow[] = []
@@ -262,6 +327,7 @@ function* moveShares(
         gone.push(row(pk))
         changed = true
       }
+    if (zones.includes(LINKS_ZONE)) linkRows(u, exact, links, unlinked)
     if (!changed) continue
     for (const zone of zones)
       for (const kind of PERIODS) {
@@ -278,17 +344,6 @@ function* moveShares(
           if (kind === 'day')
             for (const [active, prev] of prevDaysOf(list))
               addRow(deltas, PREV_DAYS, { zone, active_day: active, prev_day: prev, bot: u.bot, users: sign })
-        }
-        if (zone === LINKS_ZONE && kind === 'day') {
-          // The user's days whose neighbours changed are written again; a day no longer active goes.
-          const had = dayLinksOf(starts(u.had))
-          for (const [day, [prev, next]] of dayLinksOf(starts(u.now))) {
-            const was = had.get(day)
-            if (!was || was[0] !== prev || was[1] !== next)
-              links.push({ day, bot: u.bot, user_id: u.userId, prev_day: prev, next_day: next })
-            had.delete(day)
-          }
-          for (const day of had.keys()) unlinked.push({ day, bot: u.bot, user_id: u.userId })
         }
       }
   }
@@ -329,7 +384,7 @@ export function* applyRetention(d: Dialect, changes: readonly UserChange[], zone
       const had = stored.periods.get(userKey(u)) ?? new Set<string>()
       const now = new Set(had)
       for (const t of u.times) periodKeys(t, stored.zones, now)
-      return { bot: u.bot, userId: u.userId, had, now }
+      return { bot: u.bot, userId: u.userId, had, now, hours: dayHours(u.times) }
     }),
     stored.zones,
   )
@@ -345,7 +400,7 @@ export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zo
   if (touched.size === 0) return
   const users = [...touched.values()].sort(byKey)
   const stored = yield* storedPeriods(d, users, zones)
-  const moved: Array<User & { had: Set<string>; now: Set<string> }> = []
+  const moved: Array<User & { had: Set<string>; now: Set<string>; hours: Map<number, [number, number]> }> = []
   for (const u of users) {
     const rows: Row[] = yield {
       sql: `SELECT DISTINCT ts FROM ${d.table('messages')} WHERE bot = ? AND user_id = ?`,
@@ -353,9 +408,10 @@ export function* takeBackRetention(d: Dialect, doomed: readonly UserChange[], zo
     }
     const now = new Set<string>()
     for (const r of rows) periodKeys(Number(r.ts), stored.zones, now)
-    moved.push({ ...u, had: stored.periods.get(userKey(u)) ?? new Set(), now })
+    const hours = dayHours(rows.map((r) => Number(r.ts)))
+    moved.push({ ...u, had: stored.periods.get(userKey(u)) ?? new Set(), now, hours })
   }
-  yield* moveShares(d, moved, stored.zones)
+  yield* moveShares(d, moved, stored.zones, true)
 }
 
 /**
@@ -391,26 +447,42 @@ export function* rebuildPrevDays(d: Dialect): Steps {
 }
 
 /**
- * Derives the day links from the stored UTC day periods, in one statement (PostgreSQL migration
- * 20, SQLite step 18: the periods were kept at ingest all along; nothing when UTC is not kept).
+ * Derives the day links from the users' active hours, in one statement (PostgreSQL migration 20,
+ * SQLite step 18: the hours were kept at ingest all along; nothing when UTC is not kept).
  */
 export function* rebuildDayLinks(d: Dialect): Steps {
   yield { sql: `DELETE FROM ${d.table(DAY_LINKS.name)}`, params: [] }
-  yield linksSelect(d, `FROM ${d.table(USER_PERIODS.name)} p WHERE 1 = 1`, [])
+  const [kept] = yield {
+    sql: `SELECT 1 AS kept FROM ${d.table(RETENTION_ZONES_TABLE)} WHERE zone = ?`,
+    params: [LINKS_ZONE],
+  }
+  if (!kept) return
+  const days = `SELECT bot, user_id, hour / ${DAY_MS} * ${DAY_MS} AS day, min(hour) AS first_hour, max(hour) AS last_hour
+    FROM ${d.table(USER_HOURS.name)} GROUP BY bot, user_id, hour / ${DAY_MS} * ${DAY_MS}`
+  yield { sql: linksInsert(d, days), params: [NO_PREV_DAY, NO_NEXT_DAY] }
+}
+
+/** The day links of the scope's users, from their messages (a derivation of the zone). */
+function linksOf(d: Dialect, scope: DeriveScope): Query {
+  const params: unknown[] = [NO_PREV_DAY, NO_NEXT_DAY]
+  const messages = scoped(d, scope, d.table('messages'), 'm', params)
+  // A UTC day period is a day a user has a message in: the same days as the periods'.
+  const days = `SELECT m.bot, m.user_id, m.ts / ${DAY_MS} * ${DAY_MS} AS day,
+      min(m.ts) / ${HOUR_MS} * ${HOUR_MS} AS first_hour, max(m.ts) / ${HOUR_MS} * ${HOUR_MS} AS last_hour
+    FROM ${messages} AND m.user_id IS NOT NULL AND m.user_id <> '' GROUP BY m.bot, m.user_id, m.ts / ${DAY_MS} * ${DAY_MS}`
+  return { sql: linksInsert(d, days), params }
 }
 
 /**
- * `INSERT INTO` the day links `SELECT` the {@link LINKS_ZONE} day periods `from` (alias `p`, its
- * `WHERE …` open for more conditions; `params` its parameters).
+ * `INSERT INTO` the day links `SELECT` each user's active days from `days` (bot, user_id, day,
+ * first_hour, last_hour: one row per user and day), each with the day before and after it.
+ * Parameters: the two ends' days, then `days`'.
  */
-function linksSelect(d: Dialect, from: string, params: readonly unknown[]): Query {
-  const w = 'OVER (PARTITION BY p.bot, p.user_id ORDER BY p.period_start)'
-  return {
-    sql: `INSERT INTO ${d.table(DAY_LINKS.name)} (day, bot, user_id, prev_day, next_day)
-      SELECT p.period_start, p.bot, p.user_id, coalesce(lag(p.period_start) ${w}, ?), coalesce(lead(p.period_start) ${w}, ?)
-      ${from} AND p.zone = ? AND p.kind = 'day'`,
-    params: [NO_PREV_DAY, NO_NEXT_DAY, ...params, LINKS_ZONE],
-  }
+function linksInsert(d: Dialect, days: string): string {
+  return `INSERT INTO ${d.table(DAY_LINKS.name)} (day, bot, user_id, prev_day, next_day, first_hour, last_hour)
+    SELECT h.day, h.bot, h.user_id, coalesce(lag(h.day) OVER w, ?), coalesce(lead(h.day) OVER w, ?), h.first_hour, h.last_hour
+    FROM (${days}) h
+    WINDOW w AS (PARTITION BY h.bot, h.user_id ORDER BY h.day)`
 }
 
 /** The retention summaries, as the derivation takes them. */
@@ -418,7 +490,7 @@ export const RETENTION_TABLES = {
   userPeriods: USER_PERIODS,
   cohorts: COHORTS,
   prevDays: PREV_DAYS,
-  dayLinks: { zone: LINKS_ZONE, spec: DAY_LINKS, insert: linksSelect },
+  dayLinks: { zone: LINKS_ZONE, spec: DAY_LINKS, insert: linksOf },
 }
 
 /**

@@ -73,7 +73,7 @@ function dayRow(zone: string, day: number): [number, number, number] {
 }
 
 /** The `FROM … WHERE` of `table` (alias `a`) limited to the scope's users; pushes its parameters. */
-function scoped(d: Dialect, scope: DeriveScope, table: string, a: string, params: unknown[]): string {
+export function scoped(d: Dialect, scope: DeriveScope, table: string, a: string, params: unknown[]): string {
   if (scope === 'all') return `${table} ${a} WHERE 1 = 1`
   if (d.multiRow) {
     // From the users to their rows by the (bot, user_id, …) index, never a scan of the table.
@@ -147,7 +147,7 @@ export function* deriveZone(
     cohorts: RollupSpec
     prevDays: RollupSpec
     /** With the zone of the day links (`LINKS_ZONE`): their rows, and the statement that derives them. */
-    dayLinks?: { zone: string; spec: RollupSpec; insert: (d: Dialect, from: string, params: unknown[]) => Query }
+    dayLinks?: { zone: string; spec: RollupSpec; insert: (d: Dialect, scope: DeriveScope) => Query }
   },
   zone: string,
   scope: DeriveScope,
@@ -233,11 +233,7 @@ export function* deriveZone(
   }
   add(tables.cohorts, cohortTimes, yield* shares(d, periods, zone, scope), 1)
   add(tables.prevDays, prevTimes, yield* prevDays(d, periods, zone, scope), 1)
-  if (links) {
-    const params: unknown[] = []
-    const from = scoped(d, scope, periods, 'p', params)
-    yield links.insert(d, `FROM ${from}`, params)
-  }
+  if (links) yield links.insert(d, scope)
   for (const spec of [tables.cohorts, tables.prevDays]) {
     const rows = [...(deltas.get(spec)?.values() ?? [])].filter((r) => r.users !== 0)
     yield* upsertQueries(d, spec, rows)

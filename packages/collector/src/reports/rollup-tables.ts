@@ -25,8 +25,20 @@ export interface RollupSpec {
    * user's lock, where the writer knows the whole new value.
    */
   replace?: readonly string[]
+  /**
+   * A stored row that the written one would not change is left as it is (`DO UPDATE … WHERE` a
+   * merge moves it): no new row version for a write that changes nothing. Sums and `latest` are
+   * not supported with it.
+   */
+  skipUnchanged?: true
   /** A stored row whose sum of these reaches 0 (changes taken back) is deleted. */
   live?: readonly string[]
+  /**
+   * PostgreSQL: columns the primary key's index holds beside the key (`INCLUDE`), so a read of a
+   * key range gets them from the index alone (a heap table keeps no row order; SQLite's WITHOUT
+   * ROWID table is its key's b-tree already).
+   */
+  include?: readonly string[]
   /** Secondary indexes (column lists) for the reports' reads. */
   indexes?: ReadonlyArray<readonly string[]>
   /**
@@ -197,8 +209,9 @@ export function rollupDdl(d: Dialect, specs: readonly RollupSpec[] = ROLLUPS): s
       )
       // SQLite: one b-tree per table (sqlite-lean-ingest.ts).
       const options = d.name === 'sqlite' && spec.withoutRowid ? ' WITHOUT ROWID' : ''
+      const include = d.name === 'postgres' && spec.include ? ` INCLUDE (${spec.include.join(', ')})` : ''
       return [
-        `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})\n)${options};`,
+        `CREATE TABLE IF NOT EXISTS ${t} (\n${cols.join(',\n')},\n  PRIMARY KEY (${spec.keys.join(', ')})${include}\n)${options};`,
         ...indexes,
       ].join('\n')
     })
@@ -219,7 +232,17 @@ function mergeSql(d: Dialect, spec: RollupSpec): string {
     for (const c of [...spec.latest.cols, ts, id])
       set.push(`${c} = CASE WHEN ${newer} THEN excluded.${c} ELSE ${t}.${c} END`)
   }
-  return `ON CONFLICT (${spec.keys.join(', ')}) DO UPDATE SET ${set.join(', ')}`
+  let where = ''
+  if (spec.skipUnchanged) {
+    const moves: string[] = []
+    // A least/greatest moves when the written value is beyond the stored one (or none is stored).
+    for (const c of spec.mins ?? []) moves.push(`coalesce(excluded.${c} < ${t}.${c}, excluded.${c} IS NOT NULL)`)
+    for (const c of spec.maxes ?? []) moves.push(`coalesce(excluded.${c} > ${t}.${c}, excluded.${c} IS NOT NULL)`)
+    const differs = d.name === 'postgres' ? 'IS DISTINCT FROM' : 'IS NOT'
+    for (const c of spec.replace ?? []) moves.push(`excluded.${c} ${differs} ${t}.${c}`)
+    where = ` WHERE ${moves.join(' OR ')}`
+  }
+  return `ON CONFLICT (${spec.keys.join(', ')}) DO UPDATE SET ${set.join(', ')}${where}`
 }
 
 const upsertCache = new Map<string, string>()
