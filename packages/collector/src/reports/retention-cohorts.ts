@@ -7,7 +7,10 @@
  * earlier, or erasure or retention takes periods away, the user's whole share is taken out and
  * put in again: the cohort table stays a plain sum that any number of writers add to. The same
  * move keeps the previous-day summary (`rollup_prev_days`: zone × day × the user's previous active
- * day × bot → users), which the overview of a range of whole past days sums.
+ * day × bot → users), which the overview of a range of whole past days sums, and, in UTC, each
+ * user's day links (`retention_day_links`: their first and last hour of each active day and the
+ * active days around it), from which the overview of a past range with edges inside days takes
+ * the users of its two partial days.
  */
 import { USER_HOURS } from './analytics-tables'
 import type { Dialect, Query } from './dialect'
