@@ -74,9 +74,6 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
         // A range with edges inside days: its partial days' users' day links, from the key's index
         // (day first: one day's range of it; the links in it), never the table's rows, which lie
         // all over its pages (61 000 rows of a day on 42 000 pages at 10 M records: a second).
-        // A range with edges inside days: its partial days' users' day links, from the key's index
-        // (day first: one day's range of it; the links in it), never the table's rows, which lie
-        // all over its pages (61 000 rows of a day on 42 000 pages at 10 M records: a second).
         for (const n of walk(plan))
           if (n['Relation Name'] === 'convotrack_retention_day_links') {
             linked.add(name)
