@@ -158,31 +158,24 @@ async function activeUsers(
   const s = Math.ceil(r.from / DAY_MS) * DAY_MS
   const e = Math.floor(r.to / DAY_MS) * DAY_MS
   if (s <= e && ready.includes(LINKS_ZONE)) return linkedUsers(d, exec, filter, { from: r.from, to: r.to, s, e })
-  const firstDay = Math.ceil(r.from / DAY_MS) * DAY_MS
-  const lastDay = r.to === null ? null : Math.floor(r.to / DAY_MS) * DAY_MS
+  // Without UTC kept: whole UTC days from the users per day, the partial days from the users per hour.
   const params: unknown[] = []
   const parts: string[] = []
-  const edges: Array<[number, number | null]> = []
-  if (lastDay !== null && lastDay <= firstDay) edges.push([r.from, r.to])
+  const edges: Array<[number, number]> = []
+  if (e <= s) edges.push([r.from, r.to])
   else {
-    let days = `SELECT bot, user_id FROM ${d.table(USER_DAYS.name)} WHERE day >= ?`
-    params.push(firstDay)
-    if (lastDay !== null) {
-      days += ' AND day < ?'
-      params.push(lastDay)
-    }
-    parts.push(days + scopeSql(d, filter, params))
-    if (r.from < firstDay) edges.push([r.from, firstDay])
-    if (lastDay !== null && r.to !== null && lastDay < r.to) edges.push([lastDay, r.to])
+    params.push(s, e)
+    parts.push(
+      `SELECT bot, user_id FROM ${d.table(USER_DAYS.name)} WHERE day >= ? AND day < ?${scopeSql(d, filter, params)}`,
+    )
+    if (r.from < s) edges.push([r.from, s])
+    if (e < r.to) edges.push([e, r.to])
   }
   for (const [a, b] of edges) {
-    params.push(a)
-    let edge = `SELECT bot, user_id FROM ${d.table(USER_HOURS.name)} WHERE hour >= ?`
-    if (b !== null) {
-      edge += ' AND hour < ?'
-      params.push(b)
-    }
-    parts.push(edge + scopeSql(d, filter, params))
+    params.push(a, b)
+    parts.push(
+      `SELECT bot, user_id FROM ${d.table(USER_HOURS.name)} WHERE hour >= ? AND hour < ?${scopeSql(d, filter, params)}`,
+    )
   }
   // One UNION removes the repeats of all parts at once (a DISTINCT per part first cost twice as much).
   const users = parts.length === 1 ? `SELECT DISTINCT bot, user_id FROM (${parts[0]}) p` : parts.join(' UNION ')
