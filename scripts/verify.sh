@@ -2,7 +2,8 @@
 # The whole check, as CI runs it: lint, typecheck, build, package quality, API docs, tests —
 # every suite on the system Node (20), and beside it the unit and integration suites on the Node
 # lines of scripts/node-matrix.json: all of them on 26, the core, collector and kik projects on the
-# middle lines 22 and 24 (the browser, resilience, fuzz and volume suites run on the system Node only).
+# middle lines 22 and 24 (the browser, resilience, fuzz and volume suites and the collector's PostgreSQL logic
+# run on the system Node only: scripts/node-matrix.json).
 # Test files with a failed test run once more when everything else is done (see the end): a test
 # that then passes is printed FLAKY by name, one that fails again fails verify.
 # Usage: pnpm verify   (after pnpm install)
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export PATH="$root/node_modules/.bin:$PATH"
-step() { printf '\n=== %s\n' "$*"; }
+step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 # pnpm itself: the one running this script, else one on the PATH, else the pinned one via npx.
 if [[ "${npm_execpath:-}" == *pnpm* ]]; then
   pnpm() { node "$npm_execpath" "$@"; }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/collector'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
 import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import { READ_SUMMARIES, USER_SEEN } from '../src/reports/read-summary-tables'
@@ -22,9 +22,19 @@ import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-mig
 import { expectFunnelRecount } from './funnel-recount'
 import { allMessages, expectMatchesRecount, load, traffic } from './rollup-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
-import { type PostgresServer, startPostgres } from './support/postgres'
+import { POSTGRES_LOGIC_HERE, type PostgresServer, startPostgres } from './support/postgres'
 
 const HOUR = 3_600_000
+
+// One PostgreSQL server for every step's test (each gets its own database), started by the first.
+let server: Promise<PostgresServer> | undefined
+const postgresServer = () => {
+  server ??= startPostgres()
+  return server
+}
+afterAll(async () => {
+  await (await server)?.destroy()
+})
 const BASE = Date.UTC(2026, 2, 1)
 
 /**
@@ -150,17 +160,9 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
     expect(count.links).toBe(count.days)
   })
 
-  describe('PostgreSQL', () => {
-    let server: PostgresServer
-    beforeAll(async () => {
-      server = await startPostgres()
-    }, 60_000)
-    afterAll(async () => {
-      await server?.destroy()
-    })
-
+  describe.skipIf(!POSTGRES_LOGIC_HERE)('PostgreSQL', () => {
     it(`migration ${postgres} derives them from the stored summaries`, async () => {
-      const url = await server.createDatabase()
+      const url = await (await postgresServer()).createDatabase()
       const store = await PgRecordStore.open(url, { listen: false })
       await load(store, traffic(400, 11))
       await store.eraseUser('shop', 'u4')

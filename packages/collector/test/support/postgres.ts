@@ -39,6 +39,14 @@ export interface PostgresServer {
   destroy(): Promise<void>
 }
 
+/**
+ * False on the other Node lines (scripts/test-node-lines.sh sets `CONVOTRACK_NODE_LINE`): the
+ * PostgreSQL halves of the migration suites prove what the database answers, which no Node version
+ * changes, so they run on the system Node only (scripts/node-matrix.json says which suites, and why;
+ * the suites that exercise the client itself run on every line).
+ */
+export const POSTGRES_LOGIC_HERE = process.env.CONVOTRACK_NODE_LINE === undefined
+
 /** The binaries folder of the newest installed PostgreSQL (Debian layout), or a loud error. */
 export function postgresBinDir(): string {
   const root = '/usr/lib/postgresql'
