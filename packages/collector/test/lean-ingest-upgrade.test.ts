@@ -136,32 +136,34 @@ describe('upgrading to the lean ingest schema', () => {
     }
   }, 120_000)
 
-  it.skipIf(!POSTGRES_LOGIC_HERE)('PostgreSQL: migration 13 drops the foreign-key check and re-keys the users per day and hour', async () => {
-    const server = await startPostgres()
-    try {
-      const url = await server.createDatabase()
-      let store = await PgRecordStore.open(url, { listen: false })
-      await load(store, traffic(300, 13))
-      await store.close()
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      const shape = async () => ({
-        fk: (
-          await client.query(
-            "SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'convotrack_messages'::regclass AND contype = 'f'",
-          )
-        ).rows[0].n,
-        indexes: (
-          await client.query(
-            `SELECT indexrelid::regclass::text AS name, pg_get_indexdef(indexrelid) AS def FROM pg_index
-             WHERE indrelid IN ('convotrack_rollup_user_days'::regclass, 'convotrack_rollup_user_hours'::regclass) ORDER BY 1`,
-          )
-        ).rows.map((r) => `${r.name}: ${String(r.def).replace(/^.* USING btree /, '')}`),
-      })
+  it.skipIf(!POSTGRES_LOGIC_HERE)(
+    'PostgreSQL: migration 13 drops the foreign-key check and re-keys the users per day and hour',
+    async () => {
+      const server = await startPostgres()
       try {
-        const fresh = await shape()
-        // Migration 12's shape, and the step not done.
-        await client.query(`
+        const url = await server.createDatabase()
+        let store = await PgRecordStore.open(url, { listen: false })
+        await load(store, traffic(300, 13))
+        await store.close()
+        const client = new pg.Client({ connectionString: url })
+        await client.connect()
+        const shape = async () => ({
+          fk: (
+            await client.query(
+              "SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'convotrack_messages'::regclass AND contype = 'f'",
+            )
+          ).rows[0].n,
+          indexes: (
+            await client.query(
+              `SELECT indexrelid::regclass::text AS name, pg_get_indexdef(indexrelid) AS def FROM pg_index
+             WHERE indrelid IN ('convotrack_rollup_user_days'::regclass, 'convotrack_rollup_user_hours'::regclass) ORDER BY 1`,
+            )
+          ).rows.map((r) => `${r.name}: ${String(r.def).replace(/^.* USING btree /, '')}`),
+        })
+        try {
+          const fresh = await shape()
+          // Migration 12's shape, and the step not done.
+          await client.query(`
           ALTER TABLE convotrack_messages ADD CONSTRAINT convotrack_messages_record_id_fkey
             FOREIGN KEY (record_id) REFERENCES convotrack_records (id);
           ALTER TABLE convotrack_rollup_user_days DROP CONSTRAINT convotrack_rollup_user_days_pkey;
@@ -171,41 +173,43 @@ describe('upgrading to the lean ingest schema', () => {
           ALTER TABLE convotrack_rollup_user_hours ADD PRIMARY KEY (bot, hour, user_id);
           CREATE INDEX convotrack_rollup_user_hours_hour_bot_user_id ON convotrack_rollup_user_hours (hour, bot, user_id);
           DELETE FROM convotrack_migrations WHERE version = 13;`)
-        expect((await shape()).fk).toBe(1)
-        store = await PgRecordStore.open(url, { listen: false })
-        try {
-          await expectMatchesRecount(store)
-          await expectAnalyticsRecount(store)
-          await load(store, traffic(150, 14, 'later'))
-          await expectMatchesRecount(store)
-          await expectAnalyticsRecount(store)
-          // Erasure and retention delete messages before their records: no foreign key needed for them.
-          const erased = await store.eraseUser('shop', 'u3')
-          expect(erased.removed).toBeGreaterThan(0)
-          while ((await store.deleteOlderThan({ before: Date.UTC(2027, 0, 1), limit: 40 })) > 0) {}
-          expect(await client.query('SELECT count(*)::int AS n FROM convotrack_messages')).toMatchObject({
-            rows: [{ n: 0 }],
+          expect((await shape()).fk).toBe(1)
+          store = await PgRecordStore.open(url, { listen: false })
+          try {
+            await expectMatchesRecount(store)
+            await expectAnalyticsRecount(store)
+            await load(store, traffic(150, 14, 'later'))
+            await expectMatchesRecount(store)
+            await expectAnalyticsRecount(store)
+            // Erasure and retention delete messages before their records: no foreign key needed for them.
+            const erased = await store.eraseUser('shop', 'u3')
+            expect(erased.removed).toBeGreaterThan(0)
+            while ((await store.deleteOlderThan({ before: Date.UTC(2027, 0, 1), limit: 40 })) > 0) {}
+            expect(await client.query('SELECT count(*)::int AS n FROM convotrack_messages')).toMatchObject({
+              rows: [{ n: 0 }],
+            })
+            await expectMatchesRecount(store)
+          } finally {
+            await store.close()
+          }
+          const upgraded = await shape()
+          expect(upgraded).toEqual(fresh)
+          expect(upgraded).toEqual({
+            fk: 0,
+            indexes: [
+              'convotrack_rollup_user_days_pkey: (day, bot, user_id)',
+              'convotrack_rollup_user_hours_pkey: (hour, bot, user_id)',
+            ],
           })
-          await expectMatchesRecount(store)
+          const done = await client.query('SELECT version FROM convotrack_migrations WHERE version = 13')
+          expect(done.rowCount).toBe(1)
         } finally {
-          await store.close()
+          await client.end()
         }
-        const upgraded = await shape()
-        expect(upgraded).toEqual(fresh)
-        expect(upgraded).toEqual({
-          fk: 0,
-          indexes: [
-            'convotrack_rollup_user_days_pkey: (day, bot, user_id)',
-            'convotrack_rollup_user_hours_pkey: (hour, bot, user_id)',
-          ],
-        })
-        const done = await client.query('SELECT version FROM convotrack_migrations WHERE version = 13')
-        expect(done.rowCount).toBe(1)
       } finally {
-        await client.end()
+        await server.destroy()
       }
-    } finally {
-      await server.destroy()
-    }
-  }, 180_000)
+    },
+    180_000,
+  )
 })

@@ -186,45 +186,49 @@ describe('upgrading a store whose usage report read one row per conversation-hou
     }
   })
 
-  it.skipIf(!POSTGRES_LOGIC_HERE)('PostgreSQL: migration 12 derives them in its transaction', async () => {
-    const server = await startPostgres()
-    try {
-      const url = await server.createDatabase()
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
+  it.skipIf(!POSTGRES_LOGIC_HERE)(
+    'PostgreSQL: migration 12 derives them in its transaction',
+    async () => {
+      const server = await startPostgres()
       try {
-        await migrate(
-          client,
-          PG_MIGRATIONS.filter((m) => m.version < 12),
-        )
-        for (const [id, ts] of ANSWERS) {
-          await client.query(
-            `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw) VALUES ($1, 'shop', 'universal', 'outgoing', '11.1.0-rest', $2, $3)`,
-            [id, ts, rawOf('Here', 'ada', 'outgoing')],
+        const url = await server.createDatabase()
+        const client = new pg.Client({ connectionString: url })
+        await client.connect()
+        try {
+          await migrate(
+            client,
+            PG_MIGRATIONS.filter((m) => m.version < 12),
           )
+          for (const [id, ts] of ANSWERS) {
+            await client.query(
+              `INSERT INTO convotrack_records (id, bot, platform, type, v, received_at, raw) VALUES ($1, 'shop', 'universal', 'outgoing', '11.1.0-rest', $2, $3)`,
+              [id, ts, rawOf('Here', 'ada', 'outgoing')],
+            )
+            await client.query(
+              `INSERT INTO convotrack_rollup_usage (bot, hour, model, thread, messages, input_tokens, output_tokens) VALUES ('shop', $1, 'gpt-x', 'ada', 1, 12, 3)`,
+              [ts],
+            )
+          }
           await client.query(
-            `INSERT INTO convotrack_rollup_usage (bot, hour, model, thread, messages, input_tokens, output_tokens) VALUES ('shop', $1, 'gpt-x', 'ada', 1, 12, 3)`,
-            [ts],
+            BEFORE_HOURS.replaceAll('DROP TABLE ', 'DROP TABLE convotrack_').replace(
+              'DROP INDEX ',
+              'DROP INDEX convotrack_',
+            ),
           )
+        } finally {
+          await client.end()
         }
-        await client.query(
-          BEFORE_HOURS.replaceAll('DROP TABLE ', 'DROP TABLE convotrack_').replace(
-            'DROP INDEX ',
-            'DROP INDEX convotrack_',
-          ),
-        )
+        const store = await PgRecordStore.open(url, { listen: false })
+        try {
+          expect(await store.usage({})).toEqual(HOURS_USAGE)
+          expect(await store.usage({ from: T0 + 86_400_000 })).toEqual(HOURS_USAGE.slice(1))
+        } finally {
+          await store.close()
+        }
       } finally {
-        await client.end()
+        await server.destroy()
       }
-      const store = await PgRecordStore.open(url, { listen: false })
-      try {
-        expect(await store.usage({})).toEqual(HOURS_USAGE)
-        expect(await store.usage({ from: T0 + 86_400_000 })).toEqual(HOURS_USAGE.slice(1))
-      } finally {
-        await store.close()
-      }
-    } finally {
-      await server.destroy()
-    }
-  }, 120_000)
+    },
+    120_000,
+  )
 })
