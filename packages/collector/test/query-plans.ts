@@ -233,6 +233,7 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
+  'Index Cond'?: string
   'Join Type'?: string
   Plans?: PlanNode[]
 }

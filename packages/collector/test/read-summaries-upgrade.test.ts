@@ -82,10 +82,14 @@ const SPANS_INDEX_BEFORE = (t: (name: string) => string) =>
   `DROP INDEX ${t('rollup_spans')}_kind_name_first_ts_bot_user_id_last_ts;
   CREATE INDEX ${t('rollup_spans')}_kind_name_first_ts_bot_user_id ON ${t('rollup_spans')} (kind, name, first_ts, bot, user_id)`
 
+/** The day links before step 19 / migration 21: without the indexes by neighbour day. */
+const LINKS_INDEXES_BEFORE = (t: (name: string) => string) =>
+  `DROP INDEX ${t(DAY_LINKS.name)}_day_next_day; DROP INDEX ${t(DAY_LINKS.name)}_day_prev_day`
+
 /**
  * The summaries a step derives, its number on each database, and what else the database before it
  * lacked: `before`, rows (a DELETE that must change some); `schema`, SQL putting the schema back,
- * and the index the step makes in its place.
+ * and the indexes the step makes (`funnels`: the upgraded store's funnels equal a recount too).
  */
 const STEPS: Array<{
   name: string
@@ -93,7 +97,7 @@ const STEPS: Array<{
   sqlite: number
   postgres: number
   before?: string
-  schema?: { sql: (t: (name: string) => string) => string; index: string }
+  schema?: { sql: (t: (name: string) => string) => string; indexes: readonly string[]; funnels?: true }
 }> = [
   { name: 'NotHandled phrases and segments', tables: READ_SUMMARIES, sqlite: 8, postgres: 10 },
   {
@@ -111,7 +115,21 @@ const STEPS: Array<{
     tables: [],
     sqlite: 17,
     postgres: 19,
-    schema: { sql: SPANS_INDEX_BEFORE, index: 'rollup_spans_kind_name_first_ts_bot_user_id_last_ts' },
+    schema: {
+      sql: SPANS_INDEX_BEFORE,
+      indexes: ['rollup_spans_kind_name_first_ts_bot_user_id_last_ts'],
+      funnels: true,
+    },
+  },
+  {
+    name: "day links' indexes by neighbour day",
+    tables: [],
+    sqlite: 19,
+    postgres: 21,
+    schema: {
+      sql: LINKS_INDEXES_BEFORE,
+      indexes: [`${DAY_LINKS.name}_day_next_day`, `${DAY_LINKS.name}_day_prev_day`],
+    },
   },
 ]
 
@@ -145,14 +163,14 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
         step,
       ),
     ).toEqual([sqlite])
-    if (schema) expect(indexes()).toEqual(expect.arrayContaining([schema.index]))
+    if (schema) expect(indexes()).toEqual(expect.arrayContaining([...schema.indexes]))
     // No index the step replaced is left: the ones there are those of a file made now.
     expect(indexes().filter((n) => /^rollup_spans_/.test(String(n)))).toEqual([
       'rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
     ])
     db.exec(`PRAGMA user_version = ${latest}`)
     db.close()
-    await expectDerived(new SqliteRecordStore(file), schema !== undefined)
+    await expectDerived(new SqliteRecordStore(file), schema?.funnels)
     const after = openKeptSqlite(file)
     const count = after.prepare(LINKS_CHECK((name) => name, 'ts / 86400000')).get() as { links: number; days: number }
     after.close()
@@ -182,7 +200,12 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
         expect(spans.rows.map((r) => r.indexname)).toEqual([
           'convotrack_rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
         ])
-        await expectDerived(upgraded, schema !== undefined)
+        const all = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes')
+        if (schema)
+          expect(all.rows.map((r) => r.indexname)).toEqual(
+            expect.arrayContaining(schema.indexes.map((i) => `convotrack_${i}`)),
+          )
+        await expectDerived(upgraded, schema?.funnels)
         const count = await client.query(LINKS_CHECK((name) => `convotrack_${name}`, 'ts / 86400000'))
         expect(Number(count.rows[0].links)).toBeGreaterThan(0)
         expect(Number(count.rows[0].links)).toBe(Number(count.rows[0].days))

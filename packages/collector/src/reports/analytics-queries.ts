@@ -79,12 +79,15 @@ function dayZone(zones: readonly string[], tz: string | undefined, r: { from: nu
  * Users of a past range of whole hours `[from, to)` whose edges fall inside UTC days: its whole UTC
  * days `[s, e)` are a sum of the previous-day rows (each user once, on their first day there);
  * the users of the partial first day `[from, s)` and last day `[e, to)` are added only when not
- * counted there, which their day links tell (keyed by day: one day's range of the key, each row
- * with the user's first and last hour of the day and their active day before and after):
- * - first-day users active from `from` on (last hour ≥ `from`) whose next active day is `e` or later;
- * - last-day users active before `to` (first hour < `to`) whose previous active day is before `s`,
- *   except those whose previous day is the first day and who were active in its part of the range
- *   (counted with it: their first-day row, by its key).
+ * counted there, which their day links tell (each row with the user's first and last hour of the
+ * day and their active day before and after):
+ * - first-day users active from `from` on (last hour ≥ `from`) whose next active day is `e` or later
+ *   (one range of the links' index by day and next day: about a third of the day's users);
+ * - last-day users active before `to` (first hour < `to`) whose previous active day is before `s`
+ *   (one range of the index by day and previous day), less those among them whose previous day is
+ *   the first day and who were active in its part of the range (counted with it): the last day's
+ *   users whose previous day is exactly that one (one key of the same index; users back after a gap
+ *   of the range's length, few), each joined with their first-day row by its key.
  * A range that starts (ends) at a midnight has no first (last) partial day: no hour of the day
  * before `s` is at or after `s`, no hour of day `e` is before `e`.
  */
@@ -100,19 +103,21 @@ async function linkedUsers(
   const params: unknown[] = [LINKS_ZONE, r.s, r.e, r.s]
   const whole = `SELECT sum(users) FROM ${d.table(PREV_DAYS.name)}
     WHERE zone = ? AND active_day >= ? AND active_day < ? AND prev_day < ?${scopeSql(d, filter, params)}`
-  params.push(firstDay, r.from, r.e)
-  const first = `SELECT count(*) FROM ${links} WHERE day = ? AND last_hour >= ? AND next_day >= ?${scopeSql(d, filter, params)}`
-  params.push(r.e, r.to, r.s)
-  const lastScope = scopeSql(d, filter, params, 'l.bot')
-  params.push(firstDay, firstDay, r.from)
-  const last = `SELECT count(*) FROM ${links} l WHERE l.day = ? AND l.first_hour < ? AND l.prev_day < ?${lastScope}
-    AND NOT (l.prev_day = ? AND EXISTS (SELECT 1 FROM ${links} f
-      WHERE f.day = ? AND f.bot = l.bot AND f.user_id = l.user_id AND f.last_hour >= ?))`
+  params.push(firstDay, r.e, r.from)
+  const first = `SELECT count(*) FROM ${links} WHERE day = ? AND next_day >= ? AND last_hour >= ?${scopeSql(d, filter, params)}`
+  params.push(r.e, r.s, r.to)
+  const last = `SELECT count(*) FROM ${links} WHERE day = ? AND prev_day < ? AND first_hour < ?${scopeSql(d, filter, params)}`
+  params.push(r.e, firstDay, r.to)
+  const bothScope = scopeSql(d, filter, params, 'l.bot')
+  params.push(r.from)
+  const both = `SELECT count(*) FROM ${links} l
+    JOIN ${links} f ON f.day = l.prev_day AND f.bot = l.bot AND f.user_id = l.user_id
+    WHERE l.day = ? AND l.prev_day = ? AND l.first_hour < ?${bothScope} AND f.last_hour >= ?`
   const [row] = await exec({
-    sql: `SELECT (${whole}) AS whole, (${first}) AS first_day, (${last}) AS last_day`,
+    sql: `SELECT (${whole}) AS whole, (${first}) AS first_day, (${last}) AS last_day, (${both}) AS both_days`,
     params,
   })
-  return num(row?.whole) + num(row?.first_day) + num(row?.last_day)
+  return num(row?.whole) + num(row?.first_day) + num(row?.last_day) - num(row?.both_days)
 }
 
 /**

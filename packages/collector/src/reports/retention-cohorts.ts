@@ -99,8 +99,15 @@ export const DAY_LINKS: RollupSpec = {
   // Each batch merges its users' hours: a row it does not move keeps its version.
   skipUnchanged: true,
   // A day's rows lie all over a PostgreSQL heap (written whenever each user's days changed): the
-  // read takes them from the key's index alone.
+  // reads take them from indexes alone (the key's: one user's row).
   include: ['prev_day', 'next_day', 'first_hour', 'last_hour'],
+  // The overview's partial days (analytics-queries.ts): of the first, the users whose next active
+  // day is after the range's whole days; of the last, those whose previous one is before them —
+  // a third of a day's users (the rest came the day before or after), read as one range of these.
+  indexes: [
+    { cols: ['day', 'next_day'], include: ['last_hour', 'bot'] },
+    { cols: ['day', 'prev_day'], include: ['first_hour', 'bot', 'user_id'] },
+  ],
 }
 
 /** Each UTC day's first and last active hour among `times` (epoch ms): day start → [first, last]. */

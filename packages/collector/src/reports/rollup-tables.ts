@@ -39,8 +39,12 @@ export interface RollupSpec {
    * ROWID table is its key's b-tree already).
    */
   include?: readonly string[]
-  /** Secondary indexes (column lists) for the reports' reads. */
-  indexes?: ReadonlyArray<readonly string[]>
+  /**
+   * Secondary indexes for the reports' reads: a column list, or `cols` and the columns it holds
+   * beside them (`include`: PostgreSQL's `INCLUDE`, so the read takes them from the index alone;
+   * on SQLite they follow the key columns). Named after `cols`.
+   */
+  indexes?: ReadonlyArray<readonly string[] | { cols: readonly string[]; include: readonly string[] }>
   /**
    * SQLite: a WITHOUT ROWID table (the key's b-tree holds the rows) instead of a rowid table (a
    * b-tree of rows beside the key's index): for narrow rows with few secondary indexes (those
@@ -204,9 +208,14 @@ export function rollupDdl(d: Dialect, specs: readonly RollupSpec[] = ROLLUPS): s
       const cols = Object.entries(spec.columns).map(
         ([c, kind]) => `  ${c} ${d.columnType(kind)}${NOT_NULL.has(c) || spec.sums?.includes(c) ? ' NOT NULL' : ''}`,
       )
-      const indexes = (spec.indexes ?? []).map(
-        (ix) => `CREATE INDEX IF NOT EXISTS ${t}_${ix.join('_')} ON ${t} (${ix.join(', ')});`,
-      )
+      const indexes = (spec.indexes ?? []).map((ix) => {
+        const { cols, include = [] } = 'cols' in ix ? ix : { cols: ix }
+        const on =
+          d.name === 'postgres' && include.length > 0
+            ? `(${cols.join(', ')}) INCLUDE (${include.join(', ')})`
+            : `(${[...cols, ...include].join(', ')})`
+        return `CREATE INDEX IF NOT EXISTS ${t}_${cols.join('_')} ON ${t} ${on};`
+      })
       // SQLite: one b-tree per table (sqlite-lean-ingest.ts).
       const options = d.name === 'sqlite' && spec.withoutRowid ? ' WITHOUT ROWID' : ''
       const include = d.name === 'postgres' && spec.include ? ` INCLUDE (${spec.include.join(', ')})` : ''

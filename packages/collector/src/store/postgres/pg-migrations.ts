@@ -7,7 +7,7 @@ import { spansCoveringDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
-import { rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
+import { DAY_LINKS, rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
@@ -234,6 +234,11 @@ ${analyticsDdl(postgresDialect)}
     name: "each user's UTC days with the active day before and after (derived from the users' day periods)",
     sql: retentionDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildDayLinks(postgresDialect)),
+  },
+  {
+    version: 21,
+    name: "the day links' indexes by next and by previous active day (the overview's partial days read a third of a day's users)",
+    sql: rollupDdl(postgresDialect, [DAY_LINKS]),
   },
 ]
 

@@ -8,7 +8,7 @@ import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
-import { rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
+import { DAY_LINKS, rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
@@ -238,6 +238,13 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(retentionDdl(sqliteDialect))
       runSteps(rebuildDayLinks(sqliteDialect), run)
+    },
+  },
+  {
+    version: 19,
+    name: "the day links' indexes by next and by previous active day (the overview's partial days read a third of a day's users)",
+    apply(db) {
+      db.exec(rollupDdl(sqliteDialect, [DAY_LINKS]))
     },
   },
 ]
