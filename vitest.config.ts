@@ -36,6 +36,12 @@ export default defineConfig({
           exclude: exclude(),
           testTimeout,
           hookTimeout,
+          // The packages' files share a worker's module cache (vitest's `isolate: false`): each
+          // file re-importing the package sources, express, undici and pg in a fresh worker was a
+          // quarter of CI's test time. They hold no module mocks (vi.mock) and restore what they
+          // change on the process (timers, env, listeners) in their own hooks. The examples'
+          // project (its security suite mocks node:crypto) and the compat ones stay isolated.
+          isolate: false,
         },
       })),
       {
