@@ -16,8 +16,17 @@ const alias = Object.fromEntries([
 // the system Node. (vitest's CLI --exclude does not reach into `projects`.)
 const matrix = JSON.parse(readFileSync(new URL('./scripts/node-matrix.json', import.meta.url), 'utf8')) as {
   systemNodeOnly: string[]
+  handedToLines: Record<string, string[]>
 }
-const lineExclude = process.env.CONVOTRACK_NODE_LINE ? matrix.systemNodeOnly : []
+const line = process.env.CONVOTRACK_NODE_LINE
+// A few system-Node-only suites run on a middle line instead, when verify runs that line beside
+// the system Node's run (scripts/verify.sh sets CONVOTRACK_LINES_BESIDE to the lines it runs):
+// node-matrix.json's "handedToLines". Run alone, the system Node runs them as before.
+const handedHere = line ? (matrix.handedToLines[line] ?? []) : []
+const handedAway = line
+  ? []
+  : (process.env.CONVOTRACK_LINES_BESIDE ?? '').split(/\s+/).flatMap((v) => matrix.handedToLines[v] ?? [])
+const lineExclude = line ? matrix.systemNodeOnly : handedAway
 const exclude = (...globs: string[]) => [...configDefaults.exclude, ...lineExclude, ...globs]
 // Hang detectors, not speed limits: no test asserts on time, and on a loaded 2-core machine
 // (verify runs the Node lines side by side) a suite that takes 5 s idle can take ten times that.
@@ -59,6 +68,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      // The suites handed to this line (above): exclude lists win over include lists, so they are a
+      // project of their own (scripts/test-node-lines.sh adds it to a reduced line's projects).
+      ...(handedHere.length
+        ? [
+            {
+              resolve: { alias },
+              test: { name: 'handed', include: handedHere, testTimeout, hookTimeout },
+            },
+          ]
+        : []),
       {
         // The published dashbot SDK (a devDependency of test/dashbot-compat only) into the collector.
         resolve: { alias },

@@ -93,7 +93,8 @@ step "tests on node $(node -v) (system Node): every suite (vitest)"
 # Two workers: the suites mostly wait on sockets, timers and child processes, and vitest's
 # default on 2 cores is one (the system Node's run was the longest pole: ~10 of ~12.5 minutes).
 code=0
-bash scripts/vitest-on.sh system test-results.json --maxWorkers=2 || code=$?
+# The suites handed to the middle lines running beside it (node-matrix.json "handedToLines") are theirs.
+CONVOTRACK_LINES_BESIDE="$lines" bash scripts/vitest-on.sh system test-results.json --maxWorkers=2 || code=$?
 echo "$code" >.node-lines/tests-system.exit
 node scripts/test-summary.mjs test-results.json
 runs+=("node $(node -v)=test-results.json=system")
