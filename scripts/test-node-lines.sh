@@ -14,7 +14,8 @@
 #   NODE_LINE_WORKERS=2 bash scripts/test-node-lines.sh   two vitest workers per line (default 1:
 #                       beside the system Node's run the 2 cores are already busy; 2 gave no gain)
 # pnpm verify runs it alongside the system Node's run. The suites listed in node-matrix.json's
-# "systemNodeOnly" (real browser, resilience, fuzz, volume, README type-check) stay on the system Node.
+# "systemNodeOnly" (real browser, resilience, fuzz, volume, README type-check) stay on the system Node,
+# but for those in "handedToLines", which the line they are handed to runs instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
