@@ -23,15 +23,14 @@ if [ $# -gt 0 ]; then lines=("$@"); else read -ra lines < <(node -p "require('./
 only=$(node -p "require('./scripts/node-matrix.json').systemNodeOnly.join(', ')")
 reduced=$(node -p "require('./scripts/node-matrix.json').reducedLines.join(' ')")
 projects=$(node -p "require('./scripts/node-matrix.json').reducedProjects.join(' ')")
+handed=$(node -p "Object.keys(require('./scripts/node-matrix.json').handedToLines).join(' ')")
 # What a line runs: "" (every unit and integration suite) or its --project flags.
 # A reduced line also runs the project of the system-Node-only suites handed to it
 # (node-matrix.json "handedToLines", vitest.config.ts's "handed" project).
 scope() {
   if [ -z "${NODE_LINE_FULL:-}" ] && [[ " $reduced " == *" $1 "* ]]; then
     for p in $projects; do printf -- '--project=%s ' "$p"; done
-    if [ "$(node -p "(require('./scripts/node-matrix.json').handedToLines['$1'] ?? []).length")" -gt 0 ]; then
-      printf -- '--project=handed '
-    fi
+    if [[ " $handed " == *" $1 "* ]]; then printf -- '--project=handed '; fi
   fi
 }
 mkdir -p .node-lines
