@@ -30,6 +30,9 @@ const lineExclude = line ? matrix.systemNodeOnly : handedAway
 const exclude = (...globs: string[]) => [...configDefaults.exclude, ...lineExclude, ...globs]
 // Hang detectors, not speed limits: no test asserts on time, and on a loaded 2-core machine
 // (verify runs the Node lines side by side) a suite that takes 5 s idle can take ten times that.
+// The test files that mock modules (vi.mock): a project of their own, isolated (the others share a
+// worker's module cache, where a mock would leak into the files after them).
+const mockModules = ['test/security/pause-webhook.test.ts']
 const testTimeout = 120_000
 const hookTimeout = 120_000
 
@@ -48,8 +51,8 @@ export default defineConfig({
           // The packages' files share a worker's module cache (vitest's `isolate: false`): each
           // file re-importing the package sources, express, undici and pg in a fresh worker was a
           // quarter of CI's test time. They hold no module mocks (vi.mock) and restore what they
-          // change on the process (timers, env, listeners) in their own hooks. The examples'
-          // project (its security suite mocks node:crypto) and the compat ones stay isolated.
+          // change on the process (timers, env, listeners) in their own hooks. The files that
+          // mock modules (mockModules) and the compat projects stay isolated.
           isolate: false,
         },
       })),
@@ -63,7 +66,21 @@ export default defineConfig({
             'test/readme/**',
             'test/dashbot-compat/**',
             'test/openllmetry-compat/**',
+            ...mockModules,
           ),
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // As the packages' (above): a worker's module cache is shared, ~20 % of this project's CPU.
+          isolate: false,
+        },
+      },
+      {
+        // The files under test/ that mock modules (vi.mock): each in a fresh module cache.
+        resolve: { alias },
+        test: {
+          name: 'mocks',
+          include: mockModules,
+          exclude: exclude(),
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
