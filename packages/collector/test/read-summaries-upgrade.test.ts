@@ -19,6 +19,7 @@ import type { Row } from '../src/reports/report-queries'
 import { DAY_LINKS, PREV_DAYS } from '../src/reports/retention-cohorts'
 import type { RollupSpec } from '../src/reports/rollup-tables'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
+import { RECOUNT_HERE } from './analytics-recount'
 import { expectFunnelRecount } from './funnel-recount'
 import { allMessages, expectMatchesRecount, load, traffic } from './rollup-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
@@ -39,7 +40,7 @@ const BASE = Date.UTC(2026, 2, 1)
 
 /**
  * The upgraded store's reports equal a recount, and ingest and erasure go on from the derived rows;
- * `funnels`: its funnels too.
+ * `funnels`: its funnels too (on the other Node lines: the reports of all time).
  */
 async function expectDerived(upgraded: RecordStore, funnels = false) {
   try {
@@ -47,6 +48,9 @@ async function expectDerived(upgraded: RecordStore, funnels = false) {
     expect((await upgraded.segments({})).length).toBeGreaterThan(0)
     expect((await upgraded.overview({})).conversations).toBeGreaterThan(0)
     await expectMatchesRecount(upgraded)
+    // The other Node lines: the step ran on their better-sqlite3 build and its reports equal a
+    // recount; the ranges, funnels and the writes after it prove SQL, the system Node's (RECOUNT_HERE).
+    if (!RECOUNT_HERE) return
     await expectMatchesRecount(upgraded, { bot: 'shop', from: BASE + 20 * HOUR })
     await expectMatchesRecount(upgraded, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
     // A whole UTC day with messages after it: the previous-day rows.

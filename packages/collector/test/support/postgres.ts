@@ -4,7 +4,8 @@
  * server FAILS (no skip): CI installs it with scripts/ensure-system-deps.sh.
  */
 import { execFile } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -66,7 +67,8 @@ export function postgresBinDir(): string {
 let counter = 0
 
 /**
- * initdb + start. Runs the server as the `postgres` user when the tests run as root (initdb refuses root).
+ * A new cluster (a copy of one initdb made once: {@link clusterTemplate}) + start. Runs the server as
+ * the `postgres` user when the tests run as root (initdb refuses root).
  * With `dir` (the scale benchmark), the cluster lives there and is kept: a second start reuses its data.
  */
 export async function startPostgres(options: { dir?: string } = {}): Promise<PostgresServer> {
@@ -74,15 +76,14 @@ export async function startPostgres(options: { dir?: string } = {}): Promise<Pos
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'convotrack-pg-'))
   const data = join(dir, 'data')
   const asRoot = userInfo().uid === 0
+  // PostgreSQL's programs by name; others (cp) by their path.
+  const program = (cmd: string) => (cmd.startsWith('/') ? cmd : join(bin, cmd))
   const as = async (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot
-      ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]]
-      : [join(bin, cmd), args]
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', program(cmd), ...args]] : [program(cmd), args]
     return run(file, argv, { timeout: 60_000 })
   }
   if (asRoot) chownSync(dir, ...postgresIds())
-  if (!existsSync(join(data, 'PG_VERSION')))
-    await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C.UTF-8'])
+  if (!existsSync(join(data, 'PG_VERSION'))) await as('/bin/cp', ['-a', await clusterTemplate(bin, as), data])
   const port = await freeStablePort()
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`
@@ -164,6 +165,36 @@ export async function startPostgres(options: { dir?: string } = {}): Promise<Pos
     throw e
   }
   return server
+}
+
+const INITDB = ['-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C.UTF-8']
+
+/**
+ * A fresh cluster, made once per machine, PostgreSQL build and user (initdb was ~1 CPU-second for
+ * each of the ~30 servers a verify starts): every server copies it (`cp -a`, ~0.1 s). Made in a
+ * folder of its own and renamed into place, so test processes starting at once never see half of one.
+ */
+async function clusterTemplate(bin: string, as: (cmd: string, args: string[]) => Promise<unknown>): Promise<string> {
+  const key = createHash('sha256')
+    .update(`${bin}\0${INITDB.join(' ')}`)
+    .digest('hex')
+    .slice(0, 12)
+  const template = join(tmpdir(), `convotrack-pg-template-${userInfo().uid}-${key}`)
+  if (existsSync(join(template, 'PG_VERSION'))) return template
+  const making = mkdtempSync(join(tmpdir(), 'convotrack-pg-template-'))
+  try {
+    if (userInfo().uid === 0) chownSync(making, ...postgresIds())
+    await as('initdb', ['-D', join(making, 'data'), ...INITDB])
+    try {
+      renameSync(join(making, 'data'), template)
+    } catch (e) {
+      // Another process put one there first: theirs is used.
+      if (!existsSync(join(template, 'PG_VERSION'))) throw e
+    }
+  } finally {
+    rmSync(making, { recursive: true, force: true })
+  }
+  return template
 }
 
 /** Pids whose parent is `pid` (from /proc; `comm` may hold spaces and parentheses: parse after the last ')'). */
