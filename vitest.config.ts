@@ -39,6 +39,10 @@ const hookTimeout = 120_000
 export default defineConfig({
   resolve: { alias },
   test: {
+    // Transformed modules kept on disk (node_modules/.experimental-vitest-cache, written atomically,
+    // keyed by each file's content): verify's four vitest runs (one per Node line) and every rerun
+    // transform each file once. `vitest --clearCache` empties it.
+    experimental: { fsModuleCache: true },
     projects: [
       ...names.map((name) => ({
         resolve: { alias },
