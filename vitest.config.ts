@@ -28,11 +28,11 @@ const handedAway = line
   : (process.env.CONVOTRACK_LINES_BESIDE ?? '').split(/\s+/).flatMap((v) => matrix.handedToLines[v] ?? [])
 const lineExclude = line ? matrix.systemNodeOnly : handedAway
 const exclude = (...globs: string[]) => [...configDefaults.exclude, ...lineExclude, ...globs]
-// Hang detectors, not speed limits: no test asserts on time, and on a loaded 2-core machine
-// (verify runs the Node lines side by side) a suite that takes 5 s idle can take ten times that.
 // The test files that mock modules (vi.mock): a project of their own, isolated (the others share a
 // worker's module cache, where a mock would leak into the files after them).
-const mockModules = ['test/security/pause-webhook.test.ts']
+export const mockModules = ['test/security/pause-webhook.test.ts']
+// Hang detectors, not speed limits: no test asserts on time, and on a loaded 2-core machine
+// (verify runs the Node lines side by side) a suite that takes 5 s idle can take ten times that.
 const testTimeout = 120_000
 const hookTimeout = 120_000
 

@@ -22,14 +22,14 @@ try {
     maxBuffer: 64 * 1024 * 1024,
   })
   const packed = JSON.parse(stdout)
+  if (packed.length !== dirs.length)
+    throw new Error(`npm pack made ${packed.length} tarballs for ${dirs.length} packages`)
   const checks = []
   for (const { name, filename } of packed) {
     const tarball = join(out, filename)
     checks.push([name, 'node_modules/.bin/publint', ['run', '--strict', tarball]])
     checks.push([name, 'node_modules/.bin/attw', [tarball, '--format', 'table-flipped', '--profile', 'node16']])
   }
-  if (packed.length !== dirs.length)
-    throw new Error(`npm pack made ${packed.length} tarballs for ${dirs.length} packages`)
   let next = 0
   async function worker() {
     while (next < checks.length) {
