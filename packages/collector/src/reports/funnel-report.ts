@@ -11,8 +11,9 @@
  * - each next step over all time: those users' spans of that step, joined by user (first and last
  *   time decide most users); only a user who did the step both before and after the previous
  *   step's time reads their rows of that step from that hour on (the index on step, bot, user and
- *   hour). In a range from a later start: the users' rows of the step inside the range, joined;
- *   a user without one drops out, so each step joins only the users who reached the one before.
+ *   hour); on SQLite only the users who reached the step before are joined. In a range from a
+ *   later start: the users' rows of the step inside the range, joined; a user without one drops
+ *   out, so each step joins only the users who reached the one before.
  * So the read grows with the users who did step 1 in the range and their hours of the funnel's
  * steps in it, never with the history before the range.
  */
@@ -47,6 +48,8 @@ export async function funnelReport(
   // chain of CTEs; only the counts come back.
   const fence = d.name === 'postgres' ? ' OFFSET 0' : ''
   const as = d.name === 'sqlite' ? 'AS MATERIALIZED' : 'AS'
+  // All time on SQLite: a step carries only the users who reached the one before (below).
+  const carry = d.name === 'sqlite'
   // A range from a later start: users who miss a step drop out of the chain; the counts come
   // from each step's CTE.
   const dropOut = r.from !== 0
@@ -79,6 +82,11 @@ export async function funnelReport(
       // - first at or before t and last after it (done both before and after t): that user's
       //   hourly rows of the step from t's hour on (the index on step, bot, user and hour), a
       //   subquery that runs for those users only.
+      // SQLite (each step materialised, read twice): from the third step on, only the users who
+      // reached the step before are carried (the others' later steps are NULL anyway), so the
+      // third step's spans are sought for the users of the second, not for every user of step 1.
+      // PostgreSQL keeps one chain (a CTE read twice is materialised there, and loses the row
+      // estimates its hash joins are planned with).
       params.push(step.kind, step.name, step.kind, step.name)
       ctes.push(
         `f${k} ${as} (SELECT ${cols}, CASE
@@ -86,7 +94,9 @@ export async function funnelReport(
         WHEN x.first_ts > ${t} THEN ${to === null ? 'x.first_ts' : `CASE WHEN x.first_ts < ${to} THEN x.first_ts END`}
         ELSE (SELECT ${after} FROM ${hours} s WHERE ${rows})
       END AS t${k}
-      FROM f${i} a LEFT JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id${fence})`,
+      FROM f${i} a LEFT JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id${
+        carry && i > 0 ? ` WHERE ${t} IS NOT NULL` : ''
+      }${fence})`,
       )
     } else {
       // A range from a later start: each user's hourly rows of the step inside the range from t's
@@ -106,10 +116,17 @@ export async function funnelReport(
     }
     cols += `, a.t${k}`
   }
+  // Each step's users: a range from a later start keeps only them in its CTE; all time on SQLite
+  // keeps those who reached the step before, with a NULL time for those who did not go on; on
+  // PostgreSQL every user of step 1 down the chain.
   const last = filter.steps.length - 1
   const counts = dropOut
     ? filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
-    : `${filter.steps.map((_, i) => (i === 0 ? 'count(*) AS n0' : `count(t${i}) AS n${i}`)).join(', ')} FROM f${last}`
+    : carry
+      ? filter.steps
+          .map((_, i) => (i === 0 ? '(SELECT count(*) FROM f0) AS n0' : `(SELECT count(t${i}) FROM f${i}) AS n${i}`))
+          .join(', ')
+      : `${filter.steps.map((_, i) => (i === 0 ? 'count(*) AS n0' : `count(t${i}) AS n${i}`)).join(', ')} FROM f${last}`
   const [row] = await exec({ sql: `WITH ${ctes.join(',\n')}\nSELECT ${counts}`, params })
   return filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: num(row?.[`n${i}`]) }))
 }
