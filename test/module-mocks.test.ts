@@ -19,7 +19,8 @@ function* testFiles(dir: string): Generator<string> {
     if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue
     const path = join(dir, entry.name)
     if (entry.isDirectory()) yield* testFiles(path)
-    else if (/\.(test|spec)\.ts$/.test(entry.name) || /\/test\/support\//.test(path)) yield path
+    // Every TypeScript file of a test folder: the suites and the helpers they import alike.
+    else if (entry.name.endsWith('.ts') && /\/test\//.test(path)) yield path
   }
 }
 
