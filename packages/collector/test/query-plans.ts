@@ -30,7 +30,13 @@ import {
 } from '../src/reports/report-queries'
 import { rebuildRetention } from '../src/reports/retention-cohorts'
 import { rebuildRollups, type Steps } from '../src/reports/rollup-writes'
-import { SEARCH_SCAN_STEPS, searchQuery, searchScanQuery, searchScanSpanQuery } from '../src/reports/search-query'
+import {
+  SEARCH_NEWEST_FIRST_SPAN,
+  SEARCH_SCAN_STEPS,
+  searchQuery,
+  searchScanQuery,
+  searchScanSpanQuery,
+} from '../src/reports/search-query'
 import { rebuildUsage, usageReport } from '../src/reports/usage-rollup'
 
 const HOUR = 3_600_000
@@ -151,7 +157,29 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
       [
         'search newest',
         () =>
-          capture(searchScanQuery(d, { ...f, q: 'hello', limit: 50 }, SEARCH_SCAN_STEPS[0] as number, [1, records])),
+          capture(
+            searchScanQuery(d, { ...f, q: 'hello', limit: 50 }, SEARCH_SCAN_STEPS[0] as number, {
+              n: SEARCH_SCAN_STEPS[0] as number,
+              lo: later,
+              hi: records,
+              ts: NOW - DAY,
+              id: later,
+            }),
+          ),
+      ],
+      // A step whose ids lie far apart (imported history among them): the matches between its ids.
+      [
+        'search newest wide',
+        () =>
+          capture(
+            searchScanQuery(d, { ...f, q: 'hello', limit: 50 }, SEARCH_SCAN_STEPS[1] as number, {
+              n: SEARCH_SCAN_STEPS[1] as number,
+              lo: 1,
+              hi: records + SEARCH_NEWEST_FIRST_SPAN,
+              ts: NOW - 20 * DAY,
+              id: 1,
+            }),
+          ),
       ],
       ['search newest span', () => capture(searchScanSpanQuery(d, f, SEARCH_SCAN_STEPS[0] as number))],
       ['usage', () => usageReport(d, capture, f)],

@@ -23,6 +23,12 @@ const PLANS: Array<[string, SearchPlan]> = [
   ['steps of 5 then 60', { steps: [5, 60], fewMatches: 1 }],
   ['steps of 5 growing ×4 to 320', { steps: geometricSteps(5, 4, 320), fewMatches: 1 }],
   ['steps of 400', { steps: [400], fewMatches: 1 }],
+  // SQLite: every step's matches read between its ids, then only the narrowest newest first.
+  ['steps of 5 then 60, matches between ids', { steps: [5, 60], fewMatches: 1, newestFirstSpan: 0 }],
+  [
+    'steps of 5 growing ×4, narrow ones newest first',
+    { steps: geometricSteps(5, 4, 320), fewMatches: 1, newestFirstSpan: 40 },
+  ],
   ['sort of every match', { steps: [], fewMatches: Number.MAX_SAFE_INTEGER }],
   // Few matches: the first step, then the rest of them sorted.
   ['a step of 5, then the rest sorted', { steps: [5, 60], fewMatches: Number.MAX_SAFE_INTEGER }],
@@ -94,7 +100,8 @@ describe('search pages by steps', () => {
         // the span only after a step that left the page short).
         const walked: number[] = []
         const counting: Exec = async (q) => {
-          if (d.name === 'sqlite' && q.sql.includes('s.n, s.lo, s.hi')) walked.push(Number(q.params.at(-1)))
+          if (d.name === 'sqlite' && q.sql.includes('count(*) AS n, min(id) AS lo'))
+            walked.push(Number(q.params.at(-1)))
           if (d.name === 'postgres' && q.sql.includes('CROSS JOIN LATERAL')) walked.push(Number(q.params.at(-3)))
           return exec(q)
         }

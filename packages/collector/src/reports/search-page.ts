@@ -18,6 +18,7 @@ import {
   planRows,
   SEARCH_FEW_MATCHES,
   SEARCH_SCAN_STEPS,
+  type SearchSpan,
   searchCursor,
   searchEstimateQueries,
   searchMatchCountQuery,
@@ -30,6 +31,8 @@ import {
 export interface SearchPlan {
   steps: readonly number[]
   fewMatches: number
+  /** SQLite: the id span of a step read newest first (`SEARCH_NEWEST_FIRST_SPAN` unless set). */
+  newestFirstSpan?: number
 }
 
 export async function searchPage(
@@ -63,21 +66,31 @@ export async function searchPage(
     }
     const page = { ...filter, limit: filter.limit - hits.length, cursor }
     // PostgreSQL's step needs no id span: the span is read only when the page is not full after it.
-    const walkFirst = d.name === 'postgres'
-    let span = walkFirst ? undefined : (await exec(searchScanSpanQuery(d, page, scan)))[0]
-    if (!walkFirst && Number(span?.n ?? 0) === 0) return hits
-    const found = await exec(searchScanQuery(d, page, scan, [Number(span?.lo), Number(span?.hi)]))
+    let span = d.name === 'postgres' ? undefined : spanOf((await exec(searchScanSpanQuery(d, page, scan)))[0])
+    if (span?.n === 0) return hits
+    const found = await exec(searchScanQuery(d, page, scan, span ?? { n: 0, lo: 0, hi: 0 }, plan.newestFirstSpan))
     hits.push(...found.map(searchHit))
     if (hits.length >= filter.limit) return hits
-    span ??= (await exec(searchScanSpanQuery(d, page, scan)))[0]
-    const n = Number(span?.n ?? 0)
+    span ??= spanOf((await exec(searchScanSpanQuery(d, page, scan)))[0])
     // Fewer messages than `scan` were left after the cursor: all checked.
-    if (n < scan) return hits
-    cursor = searchCursor(Number(span?.ts), Number(span?.id))
+    if (span.n < scan || span.ts === undefined || span.id === undefined) return hits
+    cursor = searchCursor(span.ts, span.id)
   }
   // PostgreSQL reads the rest through the full-text index when its matches are few: counted now
   // if the steps did not (the planner, left to itself, may walk the range testing every message).
   if (d.name === 'postgres' && few === undefined) few = await countFew()
   const rest = await exec(searchQuery(d, { ...filter, limit: filter.limit - hits.length, cursor }, few === true))
   return hits.concat(rest.map(searchHit))
+}
+
+/** A span statement's row as numbers (`ts`/`id` absent when the step ran out of messages). */
+function spanOf(row: Record<string, unknown> | undefined): SearchSpan {
+  const num = (v: unknown) => (v === null || v === undefined ? undefined : Number(v))
+  return {
+    n: Number(row?.n ?? 0),
+    lo: Number(row?.lo ?? 0),
+    hi: Number(row?.hi ?? 0),
+    ts: num(row?.ts),
+    id: num(row?.id),
+  }
 }

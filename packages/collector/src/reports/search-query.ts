@@ -126,7 +126,12 @@ function pageWhere(
 ): string {
   let and = scopeSql(d, filter, params, `${p}bot`) + tsRangeSql(filter, params, `${p}ts`)
   const cursor = parseSearchCursor(filter.cursor)
-  if (cursor) {
+  if (cursor && d.name === 'sqlite') {
+    // A range of the time index and a test of each row: an OR of the two made SQLite read both
+    // ranges and sort them (MULTI-INDEX OR) when the page has a lower end too.
+    and += ` AND ${p}ts <= ? AND (${p}ts < ? OR ${p}id < ?)`
+    params.push(cursor[0], cursor[0], cursor[1])
+  } else if (cursor) {
     and += ` AND (${p}ts < ? OR (${p}ts = ? AND ${p}id < ?))`
     params.push(cursor[0], cursor[0], cursor[1])
   }
@@ -138,36 +143,63 @@ function pageWhere(
  * checks in each step before it sorts every match of the rest: a word in many messages fills its
  * page in the first steps (no sort of all its matches); a rare one pays these steps on top. Each
  * step also reads the word's matches between its smallest and largest id from the full-text
- * index, a cost per step whatever its size: steps growing ×4 (2 000 … 128 000) were slower than
- * these two (README, "Search after the steps").
+ * index, on SQLite a whole walk of the word's doclist unless the step's ids are close
+ * ({@link SEARCH_NEWEST_FIRST_SPAN}): steps growing ×4 (2 000 … 128 000) were slower than these
+ * two (README, "Search after the steps", "Search's steps on SQLite").
  */
 export const SEARCH_SCAN_STEPS: readonly number[] = [2000, 200_000]
 
 /**
- * The page's hits among the newest `scan` messages after the cursor, newest first: those
- * messages from the (ts, id) index; on SQLite intersected with the full-text index's matches
- * between their smallest and largest id (`span`, from {@link searchScanSpanQuery}; ids mostly
- * follow time: a narrow slice of the index), only the page's rows read; on PostgreSQL each
- * message walked tested in turn until the page is full.
+ * The newest `scan` messages of a search step (after the page's cursor, in its scope and range),
+ * as {@link searchScanSpanQuery} reads them: `n` how many, `lo`/`hi` their smallest and largest
+ * id, `ts`/`id` the oldest of them (absent when fewer than `scan` were left).
+ */
+export interface SearchSpan {
+  n: number
+  lo: number
+  hi: number
+  ts?: number | undefined
+  id?: number | undefined
+}
+
+/**
+ * SQLite: a step whose messages' ids lie at most this far apart reads the word's matches from
+ * its largest id down, at most as many as there are ids in the span (a LIMIT, which stops FTS5's
+ * walk); a wider one reads the matches between its smallest and largest id. FTS5 (3.53) walks
+ * the rest of a term's doclist past the far end of a rowid range, so the range read cost as much
+ * as reading every match (40 ms for a word in 455 000 messages at 1 M), however narrow; walked
+ * newest first it costs about 1 µs a match, stopped by the limit (README, "Search's steps on
+ * SQLite").
+ */
+export const SEARCH_NEWEST_FIRST_SPAN = 40_000
+
+/**
+ * The page's hits among the newest `scan` messages after the cursor, newest first.
+ *
+ * SQLite: the (ts, id) index walked newest first from the cursor down to the step's oldest
+ * message (`span`), each message kept if the full-text index's matches between the step's
+ * smallest and largest id hold it (ids mostly follow time: a narrow slice of the index), until the
+ * page is full; only the page's rows read. PostgreSQL: each message of the newest `scan` tested in
+ * turn until the page is full; `span` is not needed.
  */
 export function searchScanQuery(
   d: Dialect,
   filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
   scan: number,
-  span: readonly [number, number],
+  span: SearchSpan,
+  newestFirstSpan = SEARCH_NEWEST_FIRST_SPAN,
 ): Query {
   const terms = parseSearch(filter.q)
   const params: unknown[] = []
   const m = d.table('messages')
   const and = pageWhere(d, filter, params, '')
-  params.push(scan)
   if (d.name === 'postgres') {
     // PostgreSQL's full-text index has no id order: reading its matches between two ids recomputed
     // the text's vector for every message between them (seconds at 10 M: the newest 200 000
     // messages spanned 2.7 M ids). Each message walked is tested instead, in time order, and the
     // walk stops at the page's last hit (OFFSET 0 keeps the test per message: a phrase's row
     // estimate of 16 made a hash join of every match). `span` is not needed.
-    params.push(toTsQuery(terms), filter.limit)
+    params.push(scan, toTsQuery(terms), filter.limit)
     return {
       sql: `SELECT ${HIT_COLUMNS} FROM (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?) c
         CROSS JOIN LATERAL (SELECT x.* FROM ${m} x WHERE x.id = c.id AND ${pgSearchVector('x.text')} @@ to_tsquery('simple', ?) OFFSET 0) m
@@ -175,19 +207,35 @@ export function searchScanQuery(
       params,
     }
   }
-  const matches = 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?'
-  params.push(toFtsQuery(terms), span[0], span[1], filter.limit)
+  // The step ends at its oldest message: past it, matches outside the id span would be missed.
+  let end = ''
+  if (span.ts !== undefined && span.id !== undefined) {
+    end = ' AND ts >= ? AND (ts > ? OR id >= ?)'
+    params.push(span.ts, span.ts, span.id)
+  }
+  let matches: string
+  if (span.hi - span.lo < newestFirstSpan) {
+    matches = 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?'
+    params.push(toFtsQuery(terms), span.hi, span.hi - span.lo + 1)
+  } else {
+    matches = 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?'
+    params.push(toFtsQuery(terms), span.lo, span.hi)
+  }
+  params.push(filter.limit)
+  // `+id`: the id is tested against the matches, never looked up from them (the walk is by time).
   return {
-    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?),
-      h AS (SELECT id, ts FROM c WHERE id IN (${matches}) ORDER BY ts DESC, id DESC LIMIT ?)
+    sql: `WITH h AS (SELECT id, ts FROM ${m} WHERE 1 = 1${and}${end} AND +id IN (${matches}) ORDER BY ts DESC, id DESC LIMIT ?)
       SELECT ${HIT_COLUMNS} FROM h JOIN ${m} m ON m.id = h.id ORDER BY h.ts DESC, h.id DESC`,
     params,
   }
 }
 
 /**
- * The newest `scan` messages after the cursor: `n` how many, `lo`/`hi` their smallest and largest
- * id, `ts`/`id` the oldest of them (where the next step starts).
+ * The newest `scan` messages after the cursor (a {@link SearchSpan}): `n` how many, `lo`/`hi`
+ * their smallest and largest id, `ts`/`id` the oldest of them (where the next step starts).
+ * SQLite walks the (ts, id) index once without keeping the step's rows (materialised, 200 000 of
+ * them cost three times the walk), and ends a full step at a time: its messages at its oldest
+ * time are all in it, `id` the least of them.
  */
 export function searchScanSpanQuery(
   d: Dialect,
@@ -195,10 +243,25 @@ export function searchScanSpanQuery(
   scan: number,
 ): Query {
   const params: unknown[] = []
+  const m = d.table('messages')
   const and = pageWhere(d, filter, params, '')
+  if (d.name === 'sqlite') {
+    // One walk of the index: the step's count, ids and oldest time; the messages at that time past
+    // the step's `scan` (ties) are taken into it, so that its end is a time and its smallest id
+    // covers them: `id` is the least id at that time, where the next step starts.
+    const ties: unknown[] = []
+    const tieAnd = pageWhere(d, filter, ties, '')
+    params.push(scan, ...ties, scan)
+    return {
+      sql: `WITH s AS MATERIALIZED (SELECT count(*) AS n, min(id) AS lo, max(id) AS hi, min(ts) AS ts FROM (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?))
+        SELECT s.n, min(s.lo, coalesce(t.lo, s.lo)) AS lo, s.hi, t.ts, t.lo AS id
+        FROM s LEFT JOIN (SELECT ts, min(id) AS lo FROM ${m} WHERE 1 = 1${tieAnd} AND ts = (SELECT ts FROM s) GROUP BY ts) t ON s.n = ?`,
+      params,
+    }
+  }
   params.push(scan)
   return {
-    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${d.table('messages')} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?)
+    sql: `WITH c AS MATERIALIZED (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?)
       SELECT s.n, s.lo, s.hi, e.ts, e.id FROM (SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM c) s
       LEFT JOIN (SELECT ts, id FROM c ORDER BY ts, id LIMIT 1) e ON 1 = 1`,
     params,
