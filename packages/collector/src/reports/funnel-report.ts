@@ -11,7 +11,8 @@
  * - each next step over all time: those users' spans of that step, joined by user (first and last
  *   time decide most users); only a user who did the step both before and after the previous
  *   step's time reads their rows of that step from that hour on (the index on step, bot, user and
- *   hour); on SQLite only the users who reached the step before are joined. In a range from a
+ *   hour); on SQLite only the users who reached the step before are joined, and only those whose
+ *   span of the step ends after that time kept. In a range from a
  *   later start: the users' rows of the step inside the range, joined; a user without one drops
  *   out, so each step joins only the users who reached the one before.
  * So the read grows with the users who did step 1 in the range and their hours of the funnel's
@@ -48,7 +49,7 @@ export async function funnelReport(
   // chain of CTEs; only the counts come back.
   const fence = d.name === 'postgres' ? ' OFFSET 0' : ''
   const as = d.name === 'sqlite' ? 'AS MATERIALIZED' : 'AS'
-  // All time on SQLite: a step carries only the users who reached the one before (below).
+  // All time on SQLite: a step carries only the users who may have reached it (below).
   const carry = d.name === 'sqlite'
   // A range from a later start: users who miss a step drop out of the chain; the counts come
   // from each step's CTE.
@@ -57,10 +58,14 @@ export async function funnelReport(
   // From a later start: the range's rows of the step, grouped per user (the index on step and hour).
   // SQLite: the range's hours, not every hour of the step in user order (which spares the sort).
   const rangeIndex = d.name === 'sqlite' ? ` INDEXED BY ${hours}_kind_name_hour` : ''
+  // SQLite, all time: step 1's users in key order (the spans' primary key), so that each next
+  // step's lookups by user walk its index in order, not at random (196 → 147 ms for a first step
+  // of 44 679 users at 1 M records).
+  const userOrder = d.name === 'sqlite' ? ' ORDER BY s.bot, s.user_id' : ''
   const ctes = [
     r.from === 0
       ? `f0 ${as} (SELECT s.bot, s.user_id, s.first_ts AS t0 FROM ${spans} s
-        WHERE s.kind = ? AND s.name = ?${scope}${to === null ? '' : ` AND s.first_ts < ${to}`})`
+        WHERE s.kind = ? AND s.name = ?${scope}${to === null ? '' : ` AND s.first_ts < ${to}`}${userOrder})`
       : `f0 ${as} (SELECT s.bot, s.user_id, min(s.first_ts) AS t0 FROM ${hours} s${rangeIndex}
         WHERE s.kind = ? AND s.name = ?${scope} AND s.hour >= ${Number(r.from)}${to === null ? '' : ` AND s.hour < ${to}`}
         GROUP BY s.bot, s.user_id)`,
@@ -82,21 +87,23 @@ export async function funnelReport(
       // - first at or before t and last after it (done both before and after t): that user's
       //   hourly rows of the step from t's hour on (the index on step, bot, user and hour), a
       //   subquery that runs for those users only.
-      // SQLite (each step materialised, read twice): from the third step on, only the users who
-      // reached the step before are carried (the others' later steps are NULL anyway), so the
-      // third step's spans are sought for the users of the second, not for every user of step 1.
-      // PostgreSQL keeps one chain (a CTE read twice is materialised there, and loses the row
+      // SQLite (each step materialised, read twice): a step keeps only the users whose span of it
+      // ends after their time of the step before (an inner join: for the others the step is NULL
+      // anyway), so the third step's spans are sought for the users of the second, not for every
+      // user of step 1, and a step materialises the users who may have gone on, not all of step
+      // 1's. PostgreSQL keeps one chain (a CTE read twice is materialised there, and loses the row
       // estimates its hash joins are planned with).
       params.push(step.kind, step.name, step.kind, step.name)
+      const join = carry
+        ? `JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id AND x.last_ts > ${t}`
+        : `LEFT JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id`
       ctes.push(
         `f${k} ${as} (SELECT ${cols}, CASE
         WHEN ${t} IS NULL OR x.last_ts IS NULL OR x.last_ts <= ${t} THEN NULL
         WHEN x.first_ts > ${t} THEN ${to === null ? 'x.first_ts' : `CASE WHEN x.first_ts < ${to} THEN x.first_ts END`}
         ELSE (SELECT ${after} FROM ${hours} s WHERE ${rows})
       END AS t${k}
-      FROM f${i} a LEFT JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id${
-        carry && i > 0 ? ` WHERE ${t} IS NOT NULL` : ''
-      }${fence})`,
+      FROM f${i} a ${join}${fence})`,
       )
     } else {
       // A range from a later start: each user's hourly rows of the step inside the range from t's
@@ -117,8 +124,8 @@ export async function funnelReport(
     cols += `, a.t${k}`
   }
   // Each step's users: a range from a later start keeps only them in its CTE; all time on SQLite
-  // keeps those who reached the step before, with a NULL time for those who did not go on; on
-  // PostgreSQL every user of step 1 down the chain.
+  // keeps those whose span of the step ends after the step before, with a NULL time for those
+  // who did not go on inside the range; on PostgreSQL every user of step 1 down the chain.
   const last = filter.steps.length - 1
   const counts = dropOut
     ? filter.steps.map((_, i) => `(SELECT count(*) FROM f${i}) AS n${i}`).join(', ')
