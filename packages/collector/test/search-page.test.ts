@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import type { Exec } from '../src/reports/report-queries'
 import { type SearchPlan, searchPage } from '../src/reports/search-page'
+import { item } from './store-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
 import { newestFirst, type SentText, storeSearchHistory } from './support/search-history'
@@ -181,4 +182,55 @@ describe('search pages by steps', () => {
     }
     // A hang detector, not a speed bound: the two stores' writes took 85 s beside a loaded machine's CPU burners.
   }, 300_000)
+
+  // A step ends at a whole millisecond (SQLite): more messages at one instant than a step holds
+  // are all in it, and the next step starts below them — none twice, none skipped.
+  it('more messages at one instant than a step: every plan gives every hit once, newest first', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-ties-'))
+    const file = join(dir, 's.db')
+    const lite = new SqliteRecordStore(file)
+    const url = await server.createDatabase()
+    const pgStore = await PgRecordStore.open(url)
+    const sent: SentText[] = []
+    const batch = []
+    // 7 before, 40 at one instant (a Messenger answer burst dated when received), 7 after, then 12
+    // imported at that instant again (ids above the rest).
+    const at = (i: number) => (i < 7 ? T - (7 - i) * 60_000 : i < 47 ? T : i < 54 ? T + (i - 46) * 60_000 : T)
+    for (let i = 0; i < 66; i++) {
+      const text = `${i % 3 === 0 ? 'order' : 'hello'} tie ${i}`
+      sent.push({ text, ts: at(i), n: i })
+      batch.push(item('shop', 'universal', 'incoming', { userId: `u${i % 5}`, text }, { at: at(i) }))
+    }
+    for (const store of [lite, pgStore]) {
+      await store.addMany(batch)
+      await store.close()
+    }
+    const db = openKeptSqlite(file, { readonly: true })
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      const execLite: Exec = async (q: Query) => db.prepare(q.sql).all(...q.params) as Record<string, unknown>[]
+      const execPg: Exec = async (q: Query) =>
+        (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows
+      for (const [d, exec] of [
+        [sqliteDialect, execLite],
+        [postgresDialect, execPg],
+      ] as const)
+        for (const plan of [
+          { steps: [5, 20], fewMatches: 1 },
+          { steps: [3, 9, 27], fewMatches: 1, newestFirstSpan: 0 },
+          { steps: [5], fewMatches: Number.MAX_SAFE_INTEGER },
+        ])
+          for (const q of ['order', 'hello', 'tie'])
+            for (const limit of [1, 4, 50])
+              expect(
+                await pages(d, exec, q, plan, limit),
+                `${d.name} ${q} ${JSON.stringify(plan)} limit ${limit}`,
+              ).toEqual(newestFirst(sent, q))
+    } finally {
+      db.close()
+      await client.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
