@@ -4,7 +4,6 @@
  * pausable bot through the collector, and exits 0 only when all of that worked.
  */
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 
@@ -13,7 +12,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 it('pnpm demo --once: every example bot tracks its conversation and obeys Pause / Unpause', {
   timeout: 180_000,
 }, async () => {
-  const child = spawn(join(root, 'node_modules/.bin/tsx'), ['scripts/demo.ts', '--once'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--once'], {
     cwd: root,
     env: { ...process.env, DEMO_PORT: '0', FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],

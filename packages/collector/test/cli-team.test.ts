@@ -15,7 +15,7 @@ const root = fileURLToPath(new URL('../../..', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'ct-cli-team-'))
 
 function run(args: string[], stdin?: string): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(join(root, 'node_modules/.bin/tsx'), ['packages/collector/src/cli.ts', ...args], { cwd: root })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/collector/src/cli.ts', ...args], { cwd: root })
   let out = ''
   let err = ''
   child.stdout.on('data', (d) => {

@@ -78,9 +78,22 @@ describe('parseCommandLine', () => {
 
 describe('the convotrack-collector bin', () => {
   it('starts, serves /track with the registered bot, and exits 0 on SIGTERM', async () => {
+    // `node --import tsx`, one process, as a user's `node dist/cli.js`: the tsx bin is a parent that
+    // relays a signal to its child and SIGKILLs it unless the child confirms within 30 ms — exit
+    // 143 on a loaded machine (it was FLAKY once on Node 22 in CI).
     const child = spawn(
-      join(root, 'node_modules/.bin/tsx'),
-      ['packages/collector/src/cli.ts', '--port', '0', '--db', ':memory:', '--bot', 'name=cli-bot,apiKey=cli-key'],
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'packages/collector/src/cli.ts',
+        '--port',
+        '0',
+        '--db',
+        ':memory:',
+        '--bot',
+        'name=cli-bot,apiKey=cli-key',
+      ],
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let out = ''
@@ -117,7 +130,7 @@ describe('the convotrack-collector bin', () => {
   })
 
   it('a bad flag exits 2 with the usage', async () => {
-    const child = spawn(join(root, 'node_modules/.bin/tsx'), ['packages/collector/src/cli.ts', '--port', 'x'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'packages/collector/src/cli.ts', '--port', 'x'], {
       cwd: root,
     })
     let err = ''

@@ -6,7 +6,6 @@
  * works through the instance the browser talks to.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTracker, generateWebhookSecret, type Tracker } from '@convotrack/core'
 import pg from 'pg'
@@ -34,8 +33,8 @@ const shot = (name: string) => screenshot(page, name)
 /** `convotrack-collector --db postgres://…` as a child process; resolves once it listens. */
 async function startCollectorProcess(port: number, bots: string[]) {
   const child = spawn(
-    join(ROOT, 'node_modules/.bin/tsx'),
-    ['packages/collector/src/cli.ts', '--port', String(port), ...bots.flatMap((b) => ['--bot', b])],
+    process.execPath,
+    ['--import', 'tsx', 'packages/collector/src/cli.ts', '--port', String(port), ...bots.flatMap((b) => ['--bot', b])],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: db } },
   )
   let out = ''
