@@ -7,10 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PgRecordStore, SqliteRecordStore } from '@convotrack/collector'
+import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/collector'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
+import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import type { Exec } from '../src/reports/report-queries'
 import { type SearchPlan, searchPage } from '../src/reports/search-page'
 import { item } from './store-contract'
@@ -35,7 +35,7 @@ const PLANS: Array<[string, SearchPlan]> = [
   ['a step of 5, then the rest sorted', { steps: [5, 60], fewMatches: Number.MAX_SAFE_INTEGER }],
 ]
 
-async function pages(d: typeof sqliteDialect, exec: Exec, q: string, plan: SearchPlan, limit: number) {
+async function pages(d: Dialect, exec: Exec, q: string, plan: SearchPlan, limit: number) {
   const got: string[] = []
   let cursor: string | undefined
   for (;;) {
@@ -66,6 +66,45 @@ function needed(sent: readonly SentText[], q: string, limit: number, cursor?: Se
   return after.length
 }
 
+/**
+ * Both stores (a SQLite file, a PostgreSQL database of `server`) filled by `fill`, closed, then
+ * `body` with each database's dialect and a statement runner on a read-only connection.
+ */
+async function onBothStores(
+  server: PostgresServer,
+  fill: (store: RecordStore) => Promise<SentText[]>,
+  body: (dbs: ReadonlyArray<readonly [Dialect, Exec]>, sent: SentText[]) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'search-page-'))
+  const file = join(dir, 's.db')
+  const lite = new SqliteRecordStore(file)
+  const url = await server.createDatabase()
+  const pgStore = await PgRecordStore.open(url)
+  const sent = await fill(lite)
+  await fill(pgStore)
+  await lite.close()
+  await pgStore.close()
+  const db = openKeptSqlite(file, { readonly: true })
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const execLite: Exec = async (q: Query) => db.prepare(q.sql).all(...q.params) as Record<string, unknown>[]
+    const execPg: Exec = async (q: Query) =>
+      (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows
+    await body(
+      [
+        [sqliteDialect, execLite],
+        [postgresDialect, execPg],
+      ],
+      sent,
+    )
+  } finally {
+    db.close()
+    await client.end()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 describe('search pages by steps', () => {
   let server: PostgresServer
   beforeAll(async () => {
@@ -76,123 +115,100 @@ describe('search pages by steps', () => {
   })
 
   it('SQLite and PostgreSQL: every plan gives every hit once, newest first', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'search-page-'))
-    const file = join(dir, 's.db')
-    const lite = new SqliteRecordStore(file)
-    const url = await server.createDatabase()
-    const pgStore = await PgRecordStore.open(url)
-    const sent = await storeSearchHistory(lite, T)
-    await storeSearchHistory(pgStore, T)
-    await lite.close()
-    await pgStore.close()
-    const db = openKeptSqlite(file, { readonly: true })
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      const execLite: Exec = async (q: Query) => db.prepare(q.sql).all(...q.params) as Record<string, unknown>[]
-      const execPg: Exec = async (q: Query) =>
-        (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows
-      for (const [d, exec] of [
-        [sqliteDialect, execLite],
-        [postgresDialect, execPg],
-      ] as const) {
-        // The steps a page walks: the newest messages after its cursor, each step's size (SQLite: the
-        // span statement's last parameter, read before each step; PostgreSQL: the walk's, which reads
-        // the span only after a step that left the page short).
-        const walked: number[] = []
-        const counting: Exec = async (q) => {
-          if (d.name === 'sqlite' && q.sql.includes('count(*) AS n, min(id) AS lo'))
-            walked.push(Number(q.params.at(-1)))
-          if (d.name === 'postgres' && q.sql.includes('CROSS JOIN LATERAL')) walked.push(Number(q.params.at(-3)))
-          return exec(q)
-        }
-        const plan = { steps: geometricSteps(5, 4, 1280), fewMatches: 1 }
-        const newest = [...sent].sort((a, b) => b.ts - a.ts || b.n - a.n)
-        // From the top, and from a cursor 700 messages down (a page past the first).
-        for (const cursor of [undefined, newest[700]]) {
-          for (const [q, limit] of [
-            ['order', 37],
-            ['order', 150],
-            ['rare', 3],
-          ] as const) {
-            walked.length = 0
-            const page = await searchPage(
-              d,
-              counting,
-              {
-                from: T - 500 * DAY,
-                to: T + DAY,
-                bot: 'shop',
-                q,
-                limit,
-                cursor: cursor ? `${cursor.ts}:${cursor.n + 1}` : undefined,
-              },
-              plan,
-            )
-            const from = cursor ? newestFirst(newest.slice(701), q) : newestFirst(sent, q)
-            expect(page.map((h) => h.text)).toEqual(from.slice(0, limit))
-            // The steps it took are the plan's first ones, and the last of them is the first that
-            // reached the page's last hit: at most 4 times what it had to walk, plus the first step.
-            const need = needed(sent, q, limit, cursor)
-            const total = walked.reduce((a, b) => a + b, 0)
-            expect(walked, `${d.name} ${q} ${limit}`).toEqual(plan.steps.slice(0, walked.length))
-            if (walked.length < plan.steps.length) {
-              expect(total).toBeGreaterThanOrEqual(need)
-              expect(total - (walked.at(-1) as number)).toBeLessThan(need)
-              expect(total).toBeLessThanOrEqual(4 * need + 5)
-            }
-          }
-        }
-        // PostgreSQL reads the rest of a query it counted few through the full-text index alone (a
-        // subquery the page's conditions stay out of); one with many matches as the planner likes.
-        if (d.name === 'postgres') {
-          const statements: string[] = []
-          const seen: Exec = async (q) => {
-            statements.push(q.sql)
+    await onBothStores(
+      server,
+      (store) => storeSearchHistory(store, T),
+      async (dbs, sent) => {
+        for (const [d, exec] of dbs) {
+          // The steps a page walks: the newest messages after its cursor, each step's size (SQLite: the
+          // span statement's last parameter, read before each step; PostgreSQL: the walk's, which reads
+          // the span only after a step that left the page short).
+          const walked: number[] = []
+          const counting: Exec = async (q) => {
+            if (d.name === 'sqlite' && q.sql.includes('count(*) AS n, min(id) AS lo'))
+              walked.push(Number(q.params.at(-1)))
+            if (d.name === 'postgres' && q.sql.includes('CROSS JOIN LATERAL')) walked.push(Number(q.params.at(-3)))
             return exec(q)
           }
-          const few = /OFFSET 0\) m/
-          for (const [q, fewMatches, form] of [
-            ['rare', Number.MAX_SAFE_INTEGER, true],
-            ['absentword', 1, true],
-            ['order', 1, false],
-          ] as const) {
-            statements.length = 0
-            const filter = { from: T - 500 * DAY, to: T + DAY, bot: 'shop', q, limit: 1000 }
-            const page = await searchPage(d, seen, filter, { steps: [5, 60], fewMatches })
-            expect(page.map((h) => h.text)).toEqual(newestFirst(sent, q).slice(0, 1000))
-            expect(few.test(statements.at(-1) ?? ''), `${q} fewMatches ${fewMatches}`).toBe(form)
-          }
-        }
-        for (const q of ['order', 'rare', 'hello']) {
-          for (const [name, plan] of PLANS) {
-            for (const limit of [1, 37]) {
-              if (limit === 1 && q !== 'rare') continue
-              expect(await pages(d, exec, q, plan, limit), `${d.name} ${q} ${name} limit ${limit}`).toEqual(
-                newestFirst(sent, q),
+          const plan = { steps: geometricSteps(5, 4, 1280), fewMatches: 1 }
+          const newest = [...sent].sort((a, b) => b.ts - a.ts || b.n - a.n)
+          // From the top, and from a cursor 700 messages down (a page past the first).
+          for (const cursor of [undefined, newest[700]]) {
+            for (const [q, limit] of [
+              ['order', 37],
+              ['order', 150],
+              ['rare', 3],
+            ] as const) {
+              walked.length = 0
+              const page = await searchPage(
+                d,
+                counting,
+                {
+                  from: T - 500 * DAY,
+                  to: T + DAY,
+                  bot: 'shop',
+                  q,
+                  limit,
+                  cursor: cursor ? `${cursor.ts}:${cursor.n + 1}` : undefined,
+                },
+                plan,
               )
+              const from = cursor ? newestFirst(newest.slice(701), q) : newestFirst(sent, q)
+              expect(page.map((h) => h.text)).toEqual(from.slice(0, limit))
+              // The steps it took are the plan's first ones, and the last of them is the first that
+              // reached the page's last hit: at most 4 times what it had to walk, plus the first step.
+              const need = needed(sent, q, limit, cursor)
+              const total = walked.reduce((a, b) => a + b, 0)
+              expect(walked, `${d.name} ${q} ${limit}`).toEqual(plan.steps.slice(0, walked.length))
+              if (walked.length < plan.steps.length) {
+                expect(total).toBeGreaterThanOrEqual(need)
+                expect(total - (walked.at(-1) as number)).toBeLessThan(need)
+                expect(total).toBeLessThanOrEqual(4 * need + 5)
+              }
+            }
+          }
+          // PostgreSQL reads the rest of a query it counted few through the full-text index alone (a
+          // subquery the page's conditions stay out of); one with many matches as the planner likes.
+          if (d.name === 'postgres') {
+            const statements: string[] = []
+            const seen: Exec = async (q) => {
+              statements.push(q.sql)
+              return exec(q)
+            }
+            const few = /OFFSET 0\) m/
+            for (const [q, fewMatches, form] of [
+              ['rare', Number.MAX_SAFE_INTEGER, true],
+              ['absentword', 1, true],
+              ['order', 1, false],
+            ] as const) {
+              statements.length = 0
+              const filter = { from: T - 500 * DAY, to: T + DAY, bot: 'shop', q, limit: 1000 }
+              const page = await searchPage(d, seen, filter, { steps: [5, 60], fewMatches })
+              expect(page.map((h) => h.text)).toEqual(newestFirst(sent, q).slice(0, 1000))
+              expect(few.test(statements.at(-1) ?? ''), `${q} fewMatches ${fewMatches}`).toBe(form)
+            }
+          }
+          for (const q of ['order', 'rare', 'hello']) {
+            for (const [name, plan] of PLANS) {
+              for (const limit of [1, 37]) {
+                if (limit === 1 && q !== 'rare') continue
+                expect(await pages(d, exec, q, plan, limit), `${d.name} ${q} ${name} limit ${limit}`).toEqual(
+                  newestFirst(sent, q),
+                )
+              }
             }
           }
         }
-      }
-    } finally {
-      db.close()
-      await client.end()
-      rmSync(dir, { recursive: true, force: true })
-    }
+      },
+    )
     // A hang detector, not a speed bound: the two stores' writes took 85 s beside a loaded machine's CPU burners.
   }, 300_000)
 
   // A step ends at a whole millisecond (SQLite): more messages at one instant than a step holds
   // are all in it, and the next step starts below them — none twice, none skipped.
   it('more messages at one instant than a step: every plan gives every hit once, newest first', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'search-ties-'))
-    const file = join(dir, 's.db')
-    const lite = new SqliteRecordStore(file)
-    const url = await server.createDatabase()
-    const pgStore = await PgRecordStore.open(url)
     const sent: SentText[] = []
-    const batch = []
+    const batch: Array<ReturnType<typeof item>> = []
     // 7 before, 40 at one instant (a Messenger answer burst dated when received), 7 after, then 12
     // imported at that instant again (ids above the rest).
     const at = (i: number) => (i < 7 ? T - (7 - i) * 60_000 : i < 47 ? T : i < 54 ? T + (i - 46) * 60_000 : T)
@@ -201,21 +217,12 @@ describe('search pages by steps', () => {
       sent.push({ text, ts: at(i), n: i })
       batch.push(item('shop', 'universal', 'incoming', { userId: `u${i % 5}`, text }, { at: at(i) }))
     }
-    for (const store of [lite, pgStore]) {
+    const fill = async (store: RecordStore) => {
       await store.addMany(batch)
-      await store.close()
+      return sent
     }
-    const db = openKeptSqlite(file, { readonly: true })
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      const execLite: Exec = async (q: Query) => db.prepare(q.sql).all(...q.params) as Record<string, unknown>[]
-      const execPg: Exec = async (q: Query) =>
-        (await client.query(postgresDialect.sql(q.sql), q.params as unknown[])).rows
-      for (const [d, exec] of [
-        [sqliteDialect, execLite],
-        [postgresDialect, execPg],
-      ] as const)
+    await onBothStores(server, fill, async (dbs) => {
+      for (const [d, exec] of dbs)
         for (const plan of [
           { steps: [5, 20], fewMatches: 1 },
           { steps: [3, 9, 27], fewMatches: 1, newestFirstSpan: 0 },
@@ -227,10 +234,6 @@ describe('search pages by steps', () => {
                 await pages(d, exec, q, plan, limit),
                 `${d.name} ${q} ${JSON.stringify(plan)} limit ${limit}`,
               ).toEqual(newestFirst(sent, q))
-    } finally {
-      db.close()
-      await client.end()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   }, 120_000)
 })
