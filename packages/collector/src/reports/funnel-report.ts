@@ -12,9 +12,9 @@
  *   time decide most users); only a user who did the step both before and after the previous
  *   step's time reads their rows of that step from that hour on (the index on step, bot, user and
  *   hour); on SQLite only the users who reached the step before are joined, and only those whose
- *   span of the step ends after that time kept. In a range from a
- *   later start: the users' rows of the step inside the range, joined; a user without one drops
- *   out, so each step joins only the users who reached the one before.
+ *   span of the step ends after that time are kept. In a range from a later start: the users'
+ *   rows of the step inside the range, joined; a user without one drops out, so each step joins
+ *   only the users who reached the one before.
  * So the read grows with the users who did step 1 in the range and their hours of the funnel's
  * steps in it, never with the history before the range.
  */
