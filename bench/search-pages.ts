@@ -1,54 +1,77 @@
 /**
- * Search's first and second page: every match sorted, the newest messages in steps of 2 000 then
- * 200 000 (SEARCH_SCAN_STEPS), and in steps growing ×4 (2 000 … 128 000), alternating in one
- * process, median / max of 5, on a loaded SQLite file opened read-only:
+ * SQLite search pages on a loaded file opened read-only (the index keyed by time, SQLite step 20):
+ * the first page and the next (from the first's last hit) of a common word, a phrase with a prefix
+ * and a word in no message, over the last 30 days, all time, a range ending 30 days ago, one bot
+ * and a bot with no message; median / max of 5. Each first page is checked against every match
+ * of the range sorted in JavaScript (the first 50).
  *   node --import tsx bench/search-pages.ts /var/tmp/s.db
  */
 import Database from 'better-sqlite3'
 import { sqliteDialect as d, type Query } from '../packages/collector/src/reports/dialect'
-import { type SearchPlan, searchPage } from '../packages/collector/src/reports/search-page'
-import { SEARCH_FEW_MATCHES, SEARCH_SCAN_STEPS, searchQuery } from '../packages/collector/src/reports/search-query'
+import { searchPage } from '../packages/collector/src/reports/search-page'
+import { parseSearch } from '../packages/collector/src/reports/search-query'
 
 const db = new Database(process.argv[2] ?? '/var/tmp/s.db', { readonly: true })
+db.exec('PRAGMA cache_size = -65536')
 const exec = async (q: Query) => db.prepare(q.sql).all(...(q.params as unknown[])) as Record<string, unknown>[]
 const now = Date.now()
-const ranges = { '30 days': { from: now - 30 * 86_400_000, to: now + 60_000 }, 'all time': {} }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
-const plans: Record<string, SearchPlan> = {
-  'steps 2 000, 200 000': { steps: SEARCH_SCAN_STEPS, fewMatches: SEARCH_FEW_MATCHES },
-  'steps ×4': { steps: [2000, 8000, 32_000, 128_000], fewMatches: SEARCH_FEW_MATCHES },
+const DAY = 86_400_000
+const bot = String(db.prepare('SELECT bot FROM messages ORDER BY id DESC LIMIT 1').pluck().get())
+const ranges: Record<string, { from?: number; to?: number; bot?: string }> = {
+  '30 days': { from: now - 30 * DAY, to: now + 60_000 },
+  'all time': {},
+  'ending 30 days ago': { to: now - 30 * DAY },
+  'one bot, 30 days': { from: now - 30 * DAY, to: now + 60_000, bot },
+  'a bot with no message': { bot: 'no-such-bot' },
 }
-const page = async (r: object, q: string, name: string, cursor?: string) =>
-  (name === 'sort'
-    ? await exec(searchQuery(d, { ...r, q, limit: 50, cursor }))
-    : await searchPage(d, exec, { ...r, q, limit: 50, cursor }, plans[name])
-  ).map((x) => `${x.ts}:${x.id}`)
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+
+/** The first 50 hits by sorting every match of the range (its words in the text, a phrase's in a row). */
+function sorted(r: { from?: number; to?: number; bot?: string }, q: string): string[] {
+  const terms = parseSearch(q)
+  const rows = db
+    .prepare(
+      `SELECT id, ts, text FROM messages WHERE text IS NOT NULL AND ts >= ? AND ts < ?${r.bot ? ' AND bot = ?' : ''}`,
+    )
+    .all(r.from ?? 0, r.to ?? Number.MAX_SAFE_INTEGER, ...(r.bot ? [r.bot] : [])) as Array<{
+    id: number
+    ts: number
+    text: string
+  }>
+  const words = (t: string) => t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+  const holds = (text: string) => {
+    const w = words(text)
+    return terms.every((t) =>
+      w.some((_, i) =>
+        t.words.every((x, j) => (t.prefix && j === t.words.length - 1 ? w[i + j]?.startsWith(x) : w[i + j] === x)),
+      ),
+    )
+  }
+  return rows
+    .filter((m) => holds(m.text))
+    .sort((a, b) => b.ts - a.ts || b.id - a.id)
+    .slice(0, 50)
+    .map((m) => `${m.ts}:${m.id}`)
+}
+
 for (const q of ['order', '"speak to" human*', 'zzqx']) {
   for (const [rn, r] of Object.entries(ranges)) {
-    const names = ['sort', ...Object.keys(plans)]
-    const t = new Map(names.map((n) => [n, [] as number[]]))
-    const t2 = new Map(names.map((n) => [n, [] as number[]]))
-    const answers = new Map<string, string[]>()
-    // Alternating: each round runs every way once, first page then the next (from the first's last hit).
-    for (let i = 0; i < 5; i++)
-      for (const name of names) {
-        let a = performance.now()
-        const ans = await page(r, q, name)
-        t.get(name)?.push(performance.now() - a)
-        answers.set(name, ans)
-        const last = ans.at(-1)
-        if (!last) continue
-        a = performance.now()
-        await page(r, q, name, last)
-        t2.get(name)?.push(performance.now() - a)
-      }
-    for (const name of names) {
-      const ans = answers.get(name) ?? []
-      const [a, b] = [t.get(name) ?? [], t2.get(name) ?? []]
-      const same = ans.join() === (answers.get('sort') ?? []).join() ? '' : ' (differs from the sort!)'
-      console.log(
-        `${q} | ${rn} | ${name} | hits ${ans.length}${same} | median ${median(a).toFixed(1)} / max ${Math.max(...a).toFixed(1)} ms | page 2 median ${b.length ? median(b).toFixed(1) : '-'} ms`,
-      )
+    const [first, next] = [[] as number[], [] as number[]]
+    let ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      let a = performance.now()
+      const hits = await searchPage(d, exec, { ...r, q, limit: 50 })
+      first.push(performance.now() - a)
+      ids = hits.map((h) => `${h.ts}:${h.id}`)
+      const last = hits.at(-1)
+      if (!last) continue
+      a = performance.now()
+      await searchPage(d, exec, { ...r, q, limit: 50, cursor: `${last.ts}:${last.id}` })
+      next.push(performance.now() - a)
     }
+    const same = ids.join() === sorted(r, q).join() ? '' : ' (differs from the sort!)'
+    console.log(
+      `${q} | ${rn} | hits ${ids.length}${same} | first page ${median(first).toFixed(2)} / ${Math.max(...first).toFixed(2)} ms | next page ${next.length ? `${median(next).toFixed(2)} / ${Math.max(...next).toFixed(2)} ms` : '-'}`,
+    )
   }
 }

@@ -1,14 +1,18 @@
 /**
  * One search page, cheap for a common word on both databases and the same answer as sorting
- * every match: the newest messages after the cursor are checked in growing steps
- * ({@link SEARCH_SCAN_STEPS}; a common word fills its page there), except that after the first
- * step a query with few matches (under {@link SEARCH_FEW_MATCHES} in the whole index) sorts the
- * rest of them; only if the page is still not full does the rest of the range come from the
- * full-text index, sorted, after the last message checked. The parts are disjoint and in (ts, id) order, so keyset pages have no gap and no duplicate.
+ * every match.
  *
- * PostgreSQL counts the matches only when its statistics do not already say a word of the query
- * is common (the count rechecks each match in its row), and reads a rest whose matches it
- * counted few through the full-text index alone (see `searchQuery`'s `few`).
+ * SQLite: one statement, its full-text index read in time order ({@link sqliteSearchQuery}).
+ *
+ * PostgreSQL (its full-text index has no order but its own): the newest messages after the cursor
+ * are checked in growing steps ({@link SEARCH_SCAN_STEPS}; a common word fills its page there),
+ * except that after the first step a query with few matches (under {@link SEARCH_FEW_MATCHES}
+ * in the whole index) sorts the rest of them; only if the page is still not full does the rest
+ * of the range come from the full-text index, sorted, after the last message checked. The parts
+ * are disjoint and in (ts, id) order, so keyset pages have no gap and no duplicate. It counts the
+ * matches only when its statistics do not already say a word of the query is common (the count
+ * rechecks each match in its row), and reads a rest whose matches it counted few through the
+ * full-text index alone (see `searchQuery`'s `few`).
  */
 import type { ReadFilter, SearchHit } from '../store/store'
 import { searchHit } from '../store/store-rows'
@@ -25,14 +29,13 @@ import {
   searchQuery,
   searchScanQuery,
   searchScanSpanQuery,
+  sqliteSearchQuery,
 } from './search-query'
 
-/** The cost model of a search (exported for tests: small steps make a small store take every path). */
+/** PostgreSQL's cost model of a search (exported for tests: small steps make a small store take every path). */
 export interface SearchPlan {
   steps: readonly number[]
   fewMatches: number
-  /** SQLite: the id span of a step read newest first (`SEARCH_NEWEST_FIRST_SPAN` unless set). */
-  newestFirstSpan?: number
 }
 
 export async function searchPage(
@@ -41,6 +44,7 @@ export async function searchPage(
   filter: ReadFilter & { q: string; limit: number; cursor?: string | undefined },
   plan: SearchPlan = { steps: SEARCH_SCAN_STEPS, fewMatches: SEARCH_FEW_MATCHES },
 ): Promise<SearchHit[]> {
+  if (d.name === 'sqlite') return (await exec(sqliteSearchQuery(filter))).map(searchHit)
   const hits: SearchHit[] = []
   let cursor = filter.cursor
   const countFew = async () =>
@@ -49,7 +53,6 @@ export async function searchPage(
   // match in its table row (the index keeps no word positions for phrases), and 20 000 of them
   // scattered over years of history were a second of disk reads.
   const statisticsSayMany = async () => {
-    if (d.name !== 'postgres') return false
     let least = Number.POSITIVE_INFINITY
     for (const q of searchEstimateQueries(d, filter.q)) least = Math.min(least, planRows(await exec(q)) ?? least)
     // No estimate read: count.
@@ -65,20 +68,18 @@ export async function searchPage(
       if (few) break
     }
     const page = { ...filter, limit: filter.limit - hits.length, cursor }
-    // PostgreSQL's step needs no id span: the span is read only when the page is not full after it.
-    let span = d.name === 'postgres' ? undefined : spanOf((await exec(searchScanSpanQuery(d, page, scan)))[0])
-    if (span?.n === 0) return hits
-    const found = await exec(searchScanQuery(d, page, scan, span ?? { n: 0, lo: 0, hi: 0 }, plan.newestFirstSpan))
+    const found = await exec(searchScanQuery(d, page, scan))
     hits.push(...found.map(searchHit))
     if (hits.length >= filter.limit) return hits
-    span ??= spanOf((await exec(searchScanSpanQuery(d, page, scan)))[0])
+    // Where the step ended: read only when the page is not full after it.
+    const span = spanOf((await exec(searchScanSpanQuery(d, page, scan)))[0])
     // Fewer messages than `scan` were left after the cursor: all checked.
     if (span.n < scan || span.ts === undefined || span.id === undefined) return hits
     cursor = searchCursor(span.ts, span.id)
   }
-  // PostgreSQL reads the rest through the full-text index when its matches are few: counted now
-  // if the steps did not (the planner, left to itself, may walk the range testing every message).
-  if (d.name === 'postgres' && few === undefined) few = await countFew()
+  // The rest is read through the full-text index when its matches are few: counted now if the
+  // steps did not (the planner, left to itself, may walk the range testing every message).
+  if (few === undefined) few = await countFew()
   const rest = await exec(searchQuery(d, { ...filter, limit: filter.limit - hits.length, cursor }, few === true))
   return hits.concat(rest.map(searchHit))
 }

@@ -11,7 +11,7 @@ import type { Row } from '../../reports/report-queries'
 import { DAY_LINKS, rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
 import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
-import { SQLITE_SEARCH_DDL } from '../../reports/search-query'
+import { SQLITE_SEARCH_BY_TIME_DDL, SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
 import { FUNNEL_SPANS } from './sqlite-funnel-spans'
@@ -245,6 +245,13 @@ ${rollupDdl(sqliteDialect)}
     name: "the day links' indexes by next and by previous active day (the overview's partial days read a third of a day's users)",
     apply(db) {
       db.exec(rollupDdl(sqliteDialect, [DAY_LINKS]))
+    },
+  },
+  {
+    version: 20,
+    name: 'search: the full-text index keyed by time, with the bots (a page reads the newest matches first)',
+    apply(db) {
+      db.exec(SQLITE_SEARCH_BY_TIME_DDL)
     },
   },
 ]

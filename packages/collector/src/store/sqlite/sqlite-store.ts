@@ -9,6 +9,7 @@ import { reportReads } from '../../reports/report-reads'
 import { retentionZones } from '../../reports/retention-cohorts'
 import type { RollupMessage } from '../../reports/rollup-delta'
 import { ROLLUP_COLUMNS, rollupMessage, runSteps } from '../../reports/rollup-writes'
+import { SQLITE_SEARCH_INDEX_BATCH } from '../../reports/search-query'
 import { ingestSummaries, takeBackSummaries } from '../../reports/summary-writes'
 import { doomedUsage } from '../../reports/usage-rollup'
 import type {
@@ -216,6 +217,9 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
       const fresh: RollupMessage[] = []
       const records: Array<{ bot: string; ts: number }> = []
       const results = batch.map((item) => insertOne(item.record, item.messages, fresh, records))
+      // The batch's texts into the search index, in key order (SQLITE_SEARCH_INDEX_BATCH).
+      const first = fresh[0]?.id
+      if (first !== undefined) this.run({ sql: SQLITE_SEARCH_INDEX_BATCH, params: [first] })
       runSteps(ingestSummaries(d, fresh, records, this.gapMs, this.zones), (q) => this.run(q))
       return results
     }
