@@ -118,6 +118,29 @@ describe('SQLite search keyed by time', () => {
     }
   })
 
+  // (Ingest floors event times to whole ms: a fraction comes only from a caller of the store's API.
+  // A page's cursor holds whole ms, so these are read as one page.)
+  it('a time stored with a fraction of a millisecond is keyed by its whole millisecond: stored, found, in order', async () => {
+    const file = tempFile()
+    const store = new SqliteRecordStore(file)
+    try {
+      const times = [T, T + 0.25, T + 0.75, T + 1, T - 1, T + 0.5]
+      const sent: SentText[] = []
+      for (const [n, at] of times.entries()) {
+        const text = `order at ${n}`
+        sent.push({ text, ts: at, n })
+        const x = item('shop', 'universal', 'incoming', { userId: `u${n}`, text }, { at })
+        await store.add(x.record, x.messages)
+      }
+      // Within the millisecond, in the order stored (the last, at T + 0.5, after T + 0.75).
+      const order = ['order at 3', 'order at 5', 'order at 2', 'order at 1', 'order at 0', 'order at 4']
+      const page = await store.search({ from: T - DAY, to: T + DAY, bot: 'shop', q: 'order', limit: 10 })
+      expect(page.map((h) => h.text)).toEqual(order)
+    } finally {
+      await store.close()
+    }
+  })
+
   it("a scope's bots asked of the index: names the tokenizer splits, merges or drops lose no hit", async () => {
     const file = tempFile()
     const store = new SqliteRecordStore(file)

@@ -127,8 +127,13 @@ export const SEARCH_KEY_TIES = 1_048_576
 /** The largest time (epoch ms, either sign) a search key holds as it is; beyond, clamped. */
 export const SEARCH_KEY_MAX_TS = 2 ** 42 - 1
 
-/** The key's time part of the time expression `ts`: clamped, times {@link SEARCH_KEY_TIES}. */
-const keyBase = (ts: string) => `max(min(${ts}, ${SEARCH_KEY_MAX_TS}), -${SEARCH_KEY_MAX_TS}) * ${SEARCH_KEY_TIES}`
+/**
+ * The key's time part of the time expression `ts`: a whole number of ms (a time stored as a
+ * fraction, which ingest never writes, would make a key no integer primary key takes), clamped,
+ * times {@link SEARCH_KEY_TIES}.
+ */
+const keyBase = (ts: string) =>
+  `max(min(CAST(${ts} AS INTEGER), ${SEARCH_KEY_MAX_TS}), -${SEARCH_KEY_MAX_TS}) * ${SEARCH_KEY_TIES}`
 
 /** A time inside the keys' range (a bound on the key is exact for it, clamped times included). */
 const keyable = (ts: number) => Number.isSafeInteger(ts) && Math.abs(ts) < SEARCH_KEY_MAX_TS
