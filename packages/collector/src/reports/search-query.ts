@@ -343,11 +343,17 @@ END;
 INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
 `
 
-/** A new search key for message `m` (`new`), unless its millisecond has {@link SEARCH_KEY_TIES} already; `when` an extra condition. */
+/**
+ * A new search key for message `m` (`new`): one past the last of its millisecond, unless that
+ * millisecond has {@link SEARCH_KEY_TIES} already; `when` an extra condition. The last key is one
+ * seek down the key's index (`ORDER BY … DESC LIMIT 1`): `max(skey)` over the millisecond's range
+ * read every key of it: 110 000 records stored in one millisecond did not finish in 15 minutes.
+ */
 const assignKey = (m: string, when = '') => {
   const b = keyBase(`${m}.ts`)
+  const last = `SELECT skey FROM search_keys WHERE skey >= ${b} AND skey < ${b} + ${SEARCH_KEY_TIES} ORDER BY skey DESC LIMIT 1`
   return `INSERT INTO search_keys (skey, id)
-    SELECT k, ${m}.id FROM (SELECT coalesce(max(skey) + 1, ${b}) AS k FROM search_keys WHERE skey >= ${b} AND skey < ${b} + ${SEARCH_KEY_TIES})
+    SELECT k, ${m}.id FROM (SELECT coalesce((${last}) + 1, ${b}) AS k)
     WHERE k < ${b} + ${SEARCH_KEY_TIES}${when};`
 }
 
