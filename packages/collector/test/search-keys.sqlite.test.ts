@@ -42,6 +42,34 @@ async function allPages(store: SqliteRecordStore, q: string, limit: number, extr
   }
 }
 
+/** `body` on a store of `file`, closed after it. */
+async function withStore(file: string, body: (store: SqliteRecordStore) => Promise<void>): Promise<void> {
+  const store = new SqliteRecordStore(file)
+  try {
+    await body(store)
+  } finally {
+    await store.close()
+  }
+}
+
+/** A file holding the search history of the paging tests (`storeSearchHistory`), closed. */
+async function historyFile(): Promise<{ file: string; sent: SentText[] }> {
+  const file = tempFile()
+  const store = new SqliteRecordStore(file)
+  const sent = await storeSearchHistory(store, T)
+  await store.close()
+  return { file, sent }
+}
+
+/** Every page of each (word, page size) equals the sort of the texts of `sent` that hold the word. */
+async function expectEveryPage(
+  store: SqliteRecordStore,
+  sent: readonly SentText[],
+  pairs: ReadonlyArray<readonly [string, number]>,
+): Promise<void> {
+  for (const [q, limit] of pairs) expect(await allPages(store, q, limit), `${q} ${limit}`).toEqual(newestFirst(sent, q))
+}
+
 /** Turns a file back into the search schema of version 19 (FTS5 keyed by id). */
 function backTo19(file: string): void {
   const db = openKeptSqlite(file)
@@ -58,26 +86,21 @@ function backTo19(file: string): void {
 describe('SQLite search keyed by time', () => {
   it('an upgraded file is keyed in (ts, id) order; later writes at stored instants come after them', async () => {
     expect(SQLITE_MIGRATIONS.at(-1)?.version).toBe(20)
-    const file = tempFile()
-    let store = new SqliteRecordStore(file)
-    const sent: SentText[] = await storeSearchHistory(store, T)
-    await store.close()
+    const { file, sent } = await historyFile()
     backTo19(file)
-    store = new SqliteRecordStore(file)
-    try {
+    await withStore(file, async (store) => {
       const db = openKeptSqlite(file, { readonly: true })
       expect(db.pragma('user_version', { simple: true })).toBe(20)
       expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'messages_fts'").pluck().get()).toBe(0)
       db.close()
       // A page of one hit crosses every boundary (same-instant pairs among them) of one common word.
-      for (const [q, limit] of [
+      await expectEveryPage(store, sent, [
         ['order', 1],
         ['order', 37],
         ['rare', 1],
         ['hello', 37],
         ['old', 1],
-      ] as const)
-        expect(await allPages(store, q, limit), `${q} ${limit}`).toEqual(newestFirst(sent, q))
+      ])
       // Written after the upgrade: at instants the history holds (a live pair's, an imported
       // message's) and at new ones; each comes after the stored ones of its instant.
       const instants = [sent[0], sent[1], sent.at(-1), sent[1200]].map((s) => (s as SentText).ts)
@@ -88,22 +111,16 @@ describe('SQLite search keyed by time', () => {
         const x = item('shop', 'universal', 'incoming', { userId: `w${i}`, text }, { at })
         await store.add(x.record, x.messages)
       }
-      for (const [q, limit] of [
+      await expectEveryPage(store, sent, [
         ['order', 5],
         ['order', 37],
         ['later', 1],
-      ] as const)
-        expect(await allPages(store, q, limit), `${q} ${limit}`).toEqual(newestFirst(sent, q))
-    } finally {
-      await store.close()
-    }
+      ])
+    })
   })
 
   it('a changed text is found by its new words, in its place; a text removed leaves the index', async () => {
-    const file = tempFile()
-    let store = new SqliteRecordStore(file)
-    const sent = await storeSearchHistory(store, T)
-    await store.close()
+    const { file, sent } = await historyFile()
     // Three live messages change their text (the one at sent[30] to none, then back).
     const db = openKeptSqlite(file)
     const set = db.prepare('UPDATE messages SET text = ? WHERE id = ?')
@@ -117,47 +134,34 @@ describe('SQLite search keyed by time', () => {
           ? { ...s, text: 'changed again 30' }
           : s,
     )
-    store = new SqliteRecordStore(file)
-    try {
-      for (const [q, limit] of [
+    await withStore(file, (store) =>
+      expectEveryPage(store, changed, [
         ['changed', 1],
         ['order', 7],
         ['hello', 37],
         ['live', 37],
-      ] as const)
-        expect(await allPages(store, q, limit), `${q} ${limit}`).toEqual(newestFirst(changed, q))
-    } finally {
-      await store.close()
-    }
+      ]),
+    )
   })
 
   // (Ingest floors event times to whole ms: a fraction comes only from a caller of the store's API.
   // A page's cursor holds whole ms, so these are read as one page.)
   it('a time stored with a fraction of a millisecond is keyed by its whole millisecond: stored, found, in order', async () => {
-    const file = tempFile()
-    const store = new SqliteRecordStore(file)
-    try {
+    await withStore(tempFile(), async (store) => {
       const times = [T, T + 0.25, T + 0.75, T + 1, T - 1, T + 0.5]
-      const sent: SentText[] = []
       for (const [n, at] of times.entries()) {
-        const text = `order at ${n}`
-        sent.push({ text, ts: at, n })
-        const x = item('shop', 'universal', 'incoming', { userId: `u${n}`, text }, { at })
+        const x = item('shop', 'universal', 'incoming', { userId: `u${n}`, text: `order at ${n}` }, { at })
         await store.add(x.record, x.messages)
       }
       // Within the millisecond, in the order stored (the last, at T + 0.5, after T + 0.75).
       const order = ['order at 3', 'order at 5', 'order at 2', 'order at 1', 'order at 0', 'order at 4']
       const page = await store.search({ from: T - DAY, to: T + DAY, bot: 'shop', q: 'order', limit: 10 })
       expect(page.map((h) => h.text)).toEqual(order)
-    } finally {
-      await store.close()
-    }
+    })
   })
 
   it("a scope's bots asked of the index: names the tokenizer splits, merges or drops lose no hit", async () => {
-    const file = tempFile()
-    const store = new SqliteRecordStore(file)
-    try {
+    await withStore(tempFile(), async (store) => {
       // Names that read as the same words ("shop eu"), a quote, none but punctuation, a word of the query.
       const bots = ['shop-eu', 'Shop_EU', 'shop', 'eu shop', 'a"b', '---', 'order', 'Café']
       const sent: Array<SentText & { bot: string }> = []
@@ -194,8 +198,6 @@ describe('SQLite search keyed by time', () => {
           expect(await pages({ bot: 'shop', bots: ['Shop_EU'] }, q, limit)).toEqual([])
           expect(await pages({ bot: 'cafe' }, q, limit)).toEqual([])
         }
-    } finally {
-      await store.close()
-    }
+    })
   })
 })
