@@ -201,11 +201,7 @@ function pageWhere(
 ): string {
   let and = scopeSql(d, filter, params, `${p}bot`) + tsRangeSql(filter, params, `${p}ts`)
   const cursor = parseSearchCursor(filter.cursor)
-  if (cursor && d.name === 'sqlite') {
-    // SQLite tests each match's row (the walk is by the search key): the cursor exactly.
-    and += ` AND ${p}ts <= ? AND (${p}ts < ? OR ${p}id < ?)`
-    params.push(cursor[0], cursor[0], cursor[1])
-  } else if (cursor) {
+  if (cursor) {
     and += ` AND (${p}ts < ? OR (${p}ts = ? AND ${p}id < ?))`
     params.push(cursor[0], cursor[0], cursor[1])
   }
@@ -314,16 +310,11 @@ export function planRows(rows: ReadonlyArray<Record<string, unknown>>): number |
   return typeof n === 'number' && Number.isFinite(n) ? n : undefined
 }
 
-/** `n`: how many messages match the query in the whole index, counted up to `cap` only. */
+/** PostgreSQL: `n`, how many messages match the query in the whole index, counted up to `cap` only. */
 export function searchMatchCountQuery(d: Dialect, q: string, cap: number): Query {
-  const terms = parseSearch(q)
-  const matches =
-    d.name === 'postgres'
-      ? `SELECT 1 FROM ${d.table('messages')} WHERE ${pgSearchVector('text')} @@ to_tsquery('simple', ?) LIMIT ?`
-      : 'SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?'
   return {
-    sql: `SELECT count(*) AS n FROM (${matches}) x`,
-    params: [d.name === 'postgres' ? toTsQuery(terms) : `text : (${toFtsQuery(terms)})`, cap],
+    sql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${d.table('messages')} WHERE ${pgSearchVector('text')} @@ to_tsquery('simple', ?) LIMIT ?) x`,
+    params: [toTsQuery(parseSearch(q)), cap],
   }
 }
 
