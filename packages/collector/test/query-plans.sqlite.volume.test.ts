@@ -88,6 +88,10 @@ describe(`query plans at ${RECORDS} records: SQLite`, () => {
             /^SCAN [sx]\b|^SEARCH s USING (COVERING )?INDEX rollup_user_steps_\w+ \(kind=\? AND name=\?\)$/.test(detail)
           )
             bad.push(`${name}: ${detail}`)
+          // The funnel over all time: step 1's users read in place from the spans' index in user
+          // order (not copied first, not sorted).
+          else if (name.startsWith('funnel') && name.endsWith('all time') && /^MATERIALIZE f0|TEMP B-TREE/.test(detail))
+            bad.push(`${name}: ${detail}`)
           // Search: the full-text index, keyed by time, is the outer loop and gives the page's order
           // (no sort); each match's key and message are looked up by primary key.
           else if (

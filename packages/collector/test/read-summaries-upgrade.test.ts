@@ -81,10 +81,17 @@ const LINKS_CHECK = (t: (name: string) => string, day: string) =>
 /** `user_segments` as it was before users first and last seen per hour: users with metadata only. */
 const WITHOUT_METADATA = "DELETE FROM user_segments WHERE pairs = '[]'"
 
-/** The spans' index before step 17 / migration 19 (`t`: a table's name on the database). */
-const SPANS_INDEX_BEFORE = (t: (name: string) => string) =>
-  `DROP INDEX ${t('rollup_spans')}_kind_name_first_ts_bot_user_id_last_ts;
-  CREATE INDEX ${t('rollup_spans')}_kind_name_first_ts_bot_user_id ON ${t('rollup_spans')} (kind, name, first_ts, bot, user_id)`
+/** The spans' index now: on (step, bot, user) with both times (step 21 / migration 22). */
+const SPANS_INDEX = 'rollup_spans_kind_name_bot_user_id'
+
+/**
+ * The spans' index as it was before a step (`t`: a table's name on the database): on these columns
+ * in place of today's — (step, first time) before step 17 / migration 19, with the last time
+ * before step 21 / migration 22.
+ */
+const spansIndexBefore = (cols: string[]) => (t: (name: string) => string) =>
+  `DROP INDEX ${t(SPANS_INDEX)};
+  CREATE INDEX ${t('rollup_spans')}_${cols.join('_')} ON ${t('rollup_spans')} (${cols.join(', ')})`
 
 /** The day links before step 19 / migration 21: without the indexes by neighbour day. */
 const LINKS_INDEXES_BEFORE = (t: (name: string) => string) =>
@@ -120,8 +127,19 @@ const STEPS: Array<{
     sqlite: 17,
     postgres: 19,
     schema: {
-      sql: SPANS_INDEX_BEFORE,
-      indexes: ['rollup_spans_kind_name_first_ts_bot_user_id_last_ts'],
+      sql: spansIndexBefore(['kind', 'name', 'first_ts', 'bot', 'user_id']),
+      indexes: [SPANS_INDEX],
+      funnels: true,
+    },
+  },
+  {
+    name: "funnel spans' index in user order",
+    tables: [],
+    sqlite: 21,
+    postgres: 22,
+    schema: {
+      sql: spansIndexBefore(['kind', 'name', 'first_ts', 'bot', 'user_id', 'last_ts']),
+      indexes: [SPANS_INDEX],
       funnels: true,
     },
   },
@@ -169,9 +187,7 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
     ).toEqual([sqlite])
     if (schema) expect(indexes()).toEqual(expect.arrayContaining([...schema.indexes]))
     // No index the step replaced is left: the ones there are those of a file made now.
-    expect(indexes().filter((n) => /^rollup_spans_/.test(String(n)))).toEqual([
-      'rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
-    ])
+    expect(indexes().filter((n) => /^rollup_spans_/.test(String(n)))).toEqual([SPANS_INDEX])
     db.exec(`PRAGMA user_version = ${latest}`)
     db.close()
     await expectDerived(new SqliteRecordStore(file), schema?.funnels)
@@ -201,9 +217,7 @@ describe.each(STEPS)('upgrading to the $name', ({ tables, sqlite, postgres, befo
         const spans = await client.query<{ indexname: string }>(
           "SELECT indexname FROM pg_indexes WHERE tablename = 'convotrack_rollup_spans' AND indexname NOT LIKE '%pkey'",
         )
-        expect(spans.rows.map((r) => r.indexname)).toEqual([
-          'convotrack_rollup_spans_kind_name_first_ts_bot_user_id_last_ts',
-        ])
+        expect(spans.rows.map((r) => r.indexname)).toEqual([`convotrack_${SPANS_INDEX}`])
         const all = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes')
         if (schema)
           expect(all.rows.map((r) => r.indexname)).toEqual(

@@ -58,14 +58,16 @@ export async function funnelReport(
   // From a later start: the range's rows of the step, grouped per user (the index on step and hour).
   // SQLite: the range's hours, not every hour of the step in user order (which spares the sort).
   const rangeIndex = d.name === 'sqlite' ? ` INDEXED BY ${hours}_kind_name_hour` : ''
-  // SQLite, all time: step 1's users in key order (the spans' primary key), so that each next
-  // step's lookups by user walk its index in order, not at random (196 → 147 ms for a first step
-  // of 44 679 users at 1 M records).
-  const userOrder = d.name === 'sqlite' ? ' ORDER BY s.bot, s.user_id' : ''
+  // All time: step 1's users from the spans' index on (step, bot, user), in user order. SQLite
+  // reads them in place (NOT MATERIALIZED: the count and the step-2 join take them from the index,
+  // no copy of them made first and no sort), so the next step's spans are sought in user order, not
+  // at random (92 → 65 ms for a first step of 44 679 users at 1 M records). PostgreSQL hash-joins
+  // them (merge joins in that order were no faster: README "The spans' index in user order").
+  const spanFirst = d.name === 'sqlite' ? 'AS NOT MATERIALIZED' : as
   const ctes = [
     r.from === 0
-      ? `f0 ${as} (SELECT s.bot, s.user_id, s.first_ts AS t0 FROM ${spans} s
-        WHERE s.kind = ? AND s.name = ?${scope}${to === null ? '' : ` AND s.first_ts < ${to}`}${userOrder})`
+      ? `f0 ${spanFirst} (SELECT s.bot, s.user_id, s.first_ts AS t0 FROM ${spans} s
+        WHERE s.kind = ? AND s.name = ?${scope}${to === null ? '' : ` AND s.first_ts < ${to}`})`
       : `f0 ${as} (SELECT s.bot, s.user_id, min(s.first_ts) AS t0 FROM ${hours} s${rangeIndex}
         WHERE s.kind = ? AND s.name = ?${scope} AND s.hour >= ${Number(r.from)}${to === null ? '' : ` AND s.hour < ${to}`}
         GROUP BY s.bot, s.user_id)`,

@@ -16,8 +16,9 @@ import type { Steps } from './rollup-writes'
 
 /**
  * Funnel steps per bot × step × user: how many times, the first and the last time ever. The index
- * on (step, first time) gives a step's users with their first and last times (covering: the
- * all-time funnel's next steps read no table page).
+ * on (step, bot, user) gives a step's users in user order with their first and last times
+ * (covering: the all-time funnel reads no table page; on SQLite each next step's spans are sought
+ * in the order of step 1's users).
  */
 export const STEP_SPANS: RollupSpec = {
   name: 'rollup_spans',
@@ -27,7 +28,7 @@ export const STEP_SPANS: RollupSpec = {
   sums: USER_STEPS.sums,
   mins: USER_STEPS.mins,
   maxes: USER_STEPS.maxes,
-  indexes: [['kind', 'name', 'first_ts', 'bot', 'user_id', 'last_ts']],
+  indexes: [{ cols: ['kind', 'name', 'bot', 'user_id'], include: ['first_ts', 'last_ts'] }],
 }
 
 /** Adds the spans of the hourly step rows' changes in `deltas`. */
@@ -67,12 +68,17 @@ export function* rebuildSpans(d: Dialect): Steps {
 }
 
 /**
- * The spans' index with the last time in it, in place of the one without (PostgreSQL migration 19,
- * SQLite step 17).
+ * The spans' index as it is now, in place of the earlier ones: on (step, first time), then with the
+ * last time in it (PostgreSQL migration 19, SQLite step 17), now on (step, bot, user) with both
+ * times (PostgreSQL migration 22, SQLite step 21).
  */
-export function spansCoveringDdl(d: Dialect): string {
+export function spansIndexDdl(d: Dialect): string {
   const t = d.table(STEP_SPANS.name)
-  return `DROP INDEX IF EXISTS ${t}_kind_name_first_ts_bot_user_id;\n${rollupDdl(d, [STEP_SPANS])}`
+  return [
+    `DROP INDEX IF EXISTS ${t}_kind_name_first_ts_bot_user_id;`,
+    `DROP INDEX IF EXISTS ${t}_kind_name_first_ts_bot_user_id_last_ts;`,
+    rollupDdl(d, [STEP_SPANS]),
+  ].join('\n')
 }
 
 /** The spans table, and the hourly step rows' index on (step, user, hour) (the funnel's next steps). */

@@ -3,7 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
-import { spansCoveringDdl } from '../../reports/funnel-spans'
+import { spansIndexDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -227,7 +227,7 @@ ${analyticsDdl(postgresDialect)}
   {
     version: 19,
     name: "funnel step spans: the index on (step, first time) holds the last time too (the all-time funnel's next steps read no table page)",
-    sql: spansCoveringDdl(postgresDialect),
+    sql: spansIndexDdl(postgresDialect),
   },
   {
     version: 20,
@@ -239,6 +239,11 @@ ${analyticsDdl(postgresDialect)}
     version: 21,
     name: "the day links' indexes by next and by previous active day (the overview's partial days read a third of a day's users)",
     sql: rollupDdl(postgresDialect, [DAY_LINKS]),
+  },
+  {
+    version: 22,
+    name: "funnel step spans: the index on (step, bot, user) with the first and last time, in place of (step, first time) (the all-time funnel's steps merged in user order)",
+    sql: spansIndexDdl(postgresDialect),
   },
 ]
 

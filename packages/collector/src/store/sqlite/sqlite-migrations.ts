@@ -3,7 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
-import { spansCoveringDdl } from '../../reports/funnel-spans'
+import { spansIndexDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -229,7 +229,7 @@ ${rollupDdl(sqliteDialect)}
     version: 17,
     name: "funnel step spans: the index on (step, first time) holds the last time too (the all-time funnel's next steps read no table page)",
     apply(db) {
-      db.exec(spansCoveringDdl(sqliteDialect))
+      db.exec(spansIndexDdl(sqliteDialect))
     },
   },
   {
@@ -252,6 +252,13 @@ ${rollupDdl(sqliteDialect)}
     name: 'search: the full-text index keyed by time, with the bots (a page reads the newest matches first)',
     apply(db) {
       db.exec(SQLITE_SEARCH_BY_TIME_DDL)
+    },
+  },
+  {
+    version: 21,
+    name: "funnel step spans: the index on (step, bot, user) with the first and last time, in place of (step, first time) (each next step's users sought in user order)",
+    apply(db) {
+      db.exec(spansIndexDdl(sqliteDialect))
     },
   },
 ]
