@@ -242,7 +242,7 @@ ${analyticsDdl(postgresDialect)}
   },
   {
     version: 22,
-    name: "funnel step spans: the index on (step, bot, user) with the first and last time, in place of (step, first time) (the all-time funnel's steps merged in user order)",
+    name: "funnel step spans: the index on (step, bot, user) with the first and last time, in place of (step, first time) (the all-time funnel's steps read in user order)",
     sql: spansIndexDdl(postgresDialect),
   },
 ]
