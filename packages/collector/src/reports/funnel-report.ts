@@ -83,23 +83,20 @@ export async function funnelReport(
     if (r.from === 0) {
       // All time: from the step's span (the user's first and last time of it ever, one row per
       // user, joined — not a walk through their hours):
-      // - no span, or its last time at or before t: the step never came after t;
+      // - no span, or its last time at or before t: the step never came after t — the user is not
+      //   joined (an inner join: their time of the step would be NULL anyway), so each next step
+      //   joins the users who may have gone on, not every user of step 1, and a step read by the
+      //   next one (materialised) holds those users only;
       // - its first time after t: that is the earliest after t (kept if inside the range);
       // - first at or before t and last after it (done both before and after t): that user's
       //   hourly rows of the step from t's hour on (the index on step, bot, user and hour), a
       //   subquery that runs for those users only.
-      // A step keeps only the users whose span of it ends after their time of the step before (an
-      // inner join: for the others the step is NULL anyway), so the third step's spans are joined
-      // with the users of the second, not with every user of step 1, and a step (materialised: it
-      // is read twice, by its count and by the next step) holds the users who may have gone on, not
-      // all of step 1's. PostgreSQL carried every user of step 1 down one chain of outer joins
-      // before (its hashes of 400 000 users spilled to disk at 10 M records: 1.0–1.1 s against
-      // 0.55–0.66 s now).
+      // PostgreSQL carried every user of step 1 down one chain of outer joins before (its hashes of
+      // 400 000 users spilled to disk at 10 M records: 1.0–1.1 s against 0.55–0.66 s now).
       params.push(step.kind, step.name, step.kind, step.name)
       const join = `JOIN ${spans} x ON x.kind = ? AND x.name = ? AND x.bot = a.bot AND x.user_id = a.user_id AND x.last_ts > ${t}`
       ctes.push(
         `f${k} ${as} (SELECT ${cols}, CASE
-        WHEN ${t} IS NULL OR x.last_ts IS NULL OR x.last_ts <= ${t} THEN NULL
         WHEN x.first_ts > ${t} THEN ${to === null ? 'x.first_ts' : `CASE WHEN x.first_ts < ${to} THEN x.first_ts END`}
         ELSE (SELECT ${after} FROM ${hours} s WHERE ${rows})
       END AS t${k}
