@@ -62,10 +62,9 @@ export async function funnelReport(
   // first step of 44 679 users at 1 M records); PostgreSQL merge-joins them with the next step's
   // spans in the same order (no hash of 400 000 users spilled to disk: 1.0–1.1 s → 0.55–0.66 s at
   // 10 M records, README "The spans' index in user order").
-  const spanFirst = 'AS NOT MATERIALIZED'
   const ctes = [
     r.from === 0
-      ? `f0 ${spanFirst} (SELECT s.bot, s.user_id, s.first_ts AS t0 FROM ${spans} s
+      ? `f0 AS NOT MATERIALIZED (SELECT s.bot, s.user_id, s.first_ts AS t0 FROM ${spans} s
         WHERE s.kind = ? AND s.name = ?${scope}${to === null ? '' : ` AND s.first_ts < ${to}`})`
       : `f0 ${as} (SELECT s.bot, s.user_id, min(s.first_ts) AS t0 FROM ${hours} s${rangeIndex}
         WHERE s.kind = ? AND s.name = ?${scope} AND s.hour >= ${Number(r.from)}${to === null ? '' : ` AND s.hour < ${to}`}

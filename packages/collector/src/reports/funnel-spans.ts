@@ -17,8 +17,8 @@ import type { Steps } from './rollup-writes'
 /**
  * Funnel steps per bot × step × user: how many times, the first and the last time ever. The index
  * on (step, bot, user) gives a step's users in user order with their first and last times
- * (covering: the all-time funnel reads no table page; on SQLite each next step's spans are sought
- * in the order of step 1's users).
+ * (covering: the all-time funnel reads no table page, and takes the next step's spans in the
+ * order of step 1's users: SQLite seeks them, PostgreSQL merge-joins them).
  */
 export const STEP_SPANS: RollupSpec = {
   name: 'rollup_spans',
