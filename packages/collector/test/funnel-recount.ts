@@ -54,7 +54,7 @@ export function funnelOf(
   return steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: reached[i] as number }))
 }
 
-const FUNNELS: FunnelStep[][] = [
+export const FUNNELS: FunnelStep[][] = [
   [
     { kind: 'intent', name: 'buy' },
     { kind: 'intent', name: 'track' },
@@ -74,7 +74,7 @@ const FUNNELS: FunnelStep[][] = [
 ]
 
 /** The busiest user's first three distinct steps, each later than the one before: a funnel someone completes. */
-function busiestWalk(all: readonly StoredMessage[]): FunnelStep[] {
+export function busiestWalk(all: readonly StoredMessage[]): FunnelStep[] {
   const byUser = new Map<string, StoredMessage[]>()
   for (const m of all)
     if (m.userId !== '' && stepOf(m) !== null)

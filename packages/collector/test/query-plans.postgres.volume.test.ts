@@ -3,9 +3,13 @@
 import { PgRecordStore } from '@convotrack/collector'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { postgresDialect } from '../src/reports/dialect'
+import { funnelReport } from '../src/reports/analytics-queries'
+import type { FunnelStep } from '../src/reports/analytics-types'
+import { postgresDialect, type Query } from '../src/reports/dialect'
+import { MAX_LOOSE_DAYS, packedFunnel, packSteps } from '../src/reports/funnel-packs-pg'
+import { DAY_MS } from '../src/reports/range'
 import { runStepsAsync } from '../src/reports/rollup-writes'
-import { dashboardReads, derivations, type PlanNode, perUser, seedSql, walk } from './query-plans'
+import { dashboardReads, derivations, NOW, type PlanNode, perUser, seedSql, walk } from './query-plans'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 /**
@@ -106,6 +110,82 @@ describe(`query plans at ${RECORDS} records: PostgreSQL`, () => {
       for (const name of new Set(reads.map((r) => r.name)))
         if (name.startsWith('overview bounded') && !linked.has(name))
           bad.push(`${name}: no day links read by day and neighbour`)
+      expect(bad).toEqual([])
+    } finally {
+      await client.end()
+    }
+  })
+
+  it('a funnel from packs reads a value per day and step, the step rows of its last days only, as the statement counts', async () => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    const d = postgresDialect
+    const exec = async (q: Query) => (await client.query(d.sql(q.sql), q.params as unknown[])).rows
+    try {
+      // The seed's users each say one intent again and again, or send events: funnels through both.
+      const funnels: FunnelStep[][] = [
+        [
+          { kind: 'intent', name: 'i1' },
+          { kind: 'intent', name: 'i1' },
+        ],
+        [
+          { kind: 'event', name: 'e3' },
+          { kind: 'event', name: 'e7' },
+          { kind: 'event', name: 'e3' },
+        ],
+      ]
+      // Every step packed (every user numbered, as a collector whose funnels went through them).
+      const all = await exec({ sql: 'SELECT DISTINCT kind, name FROM convotrack_rollup_user_steps', params: [] })
+      expect(all.length).toBeGreaterThan(20)
+      expect(await runStepsAsync(packSteps(d, all as unknown as FunnelStep[]), exec)).toBeGreaterThan(0)
+      await client.query('VACUUM ANALYZE')
+      const bad: string[] = []
+      const lastDays = NOW - (NOW % DAY_MS) - (MAX_LOOSE_DAYS - 1) * DAY_MS
+      const [recent] = await exec({
+        sql: `SELECT count(*) AS n FROM convotrack_rollup_user_steps WHERE name IN ('i1', 'e3', 'e7') AND hour >= ?`,
+        params: [lastDays],
+      })
+      for (const steps of funnels)
+        for (const f of [
+          { from: 0 },
+          { from: NOW - 30 * DAY_MS },
+          { bot: 'shop', from: 0 },
+          { bots: ['shop', 'help'], from: 0 },
+        ]) {
+          const name = `${JSON.stringify(f)} ${steps.map((s) => s.name).join(' → ')}`
+          const seen: Query[] = []
+          let rowsRead = 0
+          const found = await runStepsAsync(packedFunnel(d, { ...f, steps }, NOW), async (q) => {
+            seen.push(q)
+            const rows = await exec(q)
+            if (/rollup_user_steps s\b/.test(q.sql) && /s\.hour >= \?/.test(q.sql)) rowsRead += rows.length
+            return rows
+          })
+          // Counted from packs, as the statement counts.
+          expect(found.lines, name).toEqual(await funnelReport(d, exec, { ...f, steps }))
+          expect(found.lines?.at(-1)?.users, name).toBeGreaterThan(0)
+          expect(found.unpacked, name).toBe(0)
+          // The step rows read are those of the last days, not of the range.
+          expect(rowsRead, name).toBeLessThanOrEqual(Number(recent?.n))
+          for (const q of seen) {
+            const res = await client.query(`EXPLAIN (FORMAT JSON) ${d.sql(q.sql)}`, q.params as unknown[])
+            const plan = (res.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]?.Plan
+            for (const n of walk(plan)) {
+              const rel = n['Relation Name'] ?? ''
+              if (
+                n['Node Type'] === 'Seq Scan' &&
+                /^convotrack_(records|messages|rollup_user_steps|rollup_spans|funnel_users)$/.test(rel)
+              )
+                bad.push(`${name}: Seq Scan on ${rel}`)
+              // The step rows by step and hour (a range of hours), never every row of a step.
+              if (
+                rel === 'convotrack_rollup_user_steps' &&
+                !/hour/.test(`${n['Index Cond'] ?? ''}${n['Recheck Cond'] ?? ''}`)
+              )
+                bad.push(`${name}: ${n['Node Type']} on ${rel} without an hour bound`)
+            }
+          }
+        }
       expect(bad).toEqual([])
     } finally {
       await client.end()

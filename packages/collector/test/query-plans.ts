@@ -242,6 +242,7 @@ export interface PlanNode {
   'Relation Name'?: string
   'Index Name'?: string
   'Index Cond'?: string
+  'Recheck Cond'?: string
   'Join Type'?: string
   Plans?: PlanNode[]
 }

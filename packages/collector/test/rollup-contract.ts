@@ -27,7 +27,7 @@ const DAY = 24 * HOUR
 /** 2026-03-01 00:00 UTC: a month with a DST change in Europe (29 March) and in the US (8 March). */
 const BASE = Date.UTC(2026, 2, 1)
 
-function rec(
+export function rec(
   bot: string,
   platform: string,
   type: string,

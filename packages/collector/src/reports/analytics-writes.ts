@@ -74,7 +74,7 @@ export function* lockUsers(d: Dialect, keys: readonly string[]): Steps {
 }
 
 /** The funnel step a message is (an incoming message's intent, an event's name), or null. */
-function stepOf(m: {
+export function stepOf(m: {
   direction: string
   intent: string | null
   eventType: string | null

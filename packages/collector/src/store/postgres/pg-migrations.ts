@@ -3,6 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
+import { funnelPacksDdl } from '../../reports/funnel-packs-pg'
 import { spansIndexDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
@@ -244,6 +245,11 @@ ${analyticsDdl(postgresDialect)}
     version: 22,
     name: "funnel step spans: the index on (step, bot, user) with the first and last time, in place of (step, first time) (the all-time funnel's steps read in user order)",
     sql: spansIndexDdl(postgresDialect),
+  },
+  {
+    version: 23,
+    name: 'funnel step packs: past days of each step as one value per bot, users by number (filled by the collector when funnels are counted)',
+    sql: funnelPacksDdl(postgresDialect),
   },
 ]
 

@@ -2,8 +2,11 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
+import type { FunnelLine, FunnelStep } from '../../reports/analytics-types'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
+import { warmFunnelPacks } from '../../reports/funnel-packs'
+import { packedFunnel, packSteps } from '../../reports/funnel-packs-pg'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
@@ -185,6 +188,9 @@ const numberTypes = {
 
 const SELECT_MESSAGE = selectMessages(d)
 
+/** How often the packed funnel steps are packed again (funnel-packs-pg.ts). */
+const REPACK_EVERY_MS = 3_600_000
+
 /** PostgreSQL text cannot hold U+0000 (JSON allows "\u0000"): normalized columns get U+FFFD; `raw` keeps the escape. */
 const text = (v: string | null): string | null =>
   v === null ? null : v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v
@@ -261,7 +267,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       (steps) => this.transaction((sql) => runSteps(sql, steps())),
       (steps) => runStepsAsync(steps, (q) => this.query<Row>(d.sql(q.sql), q.params)),
     )
-    this.analytics = analyticsReads(
+    const reads = analyticsReads(
       d,
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
       gapMs,
@@ -276,6 +282,78 @@ export class PgRecordStore extends StoreReads implements RecordStore {
             this.offPathReads,
           ),
     )
+    this.analytics = { ...reads, funnel: (filter) => this.countFunnel(filter, reads.funnel) }
+  }
+
+  /** Funnels being packed in the background, and steps asked for meanwhile. */
+  private packing: Promise<void> | undefined
+  private packTimer: NodeJS.Timeout | undefined
+  private readonly packWanted = new Map<string, FunnelStep>()
+
+  /**
+   * A funnel from its steps' packs and the last days' rows (funnel-packs-pg.ts); counted by the
+   * statement instead while more days are not packed (the packer is started for them).
+   */
+  private async countFunnel(
+    filter: ReadFilter & { steps: readonly FunnelStep[]; budgetMs?: number },
+    counted: (filter: ReadFilter & { steps: readonly FunnelStep[]; budgetMs?: number }) => Promise<FunnelLine[]>,
+  ): Promise<FunnelLine[]> {
+    const found = await this.transaction(
+      (sql) =>
+        runStepsAsync(
+          packedFunnel(d, filter),
+          async (q) => (await sql.query<Row>(d.sql(q.sql), q.params as unknown[])).rows,
+        ),
+      Math.max(filter.budgetMs ?? 0, this.queryTimeoutMs),
+      this.offPathReads,
+    )
+    if (found.unpacked > 0) void this.packFunnels(filter.steps).catch(() => {})
+    return found.lines ?? counted(filter)
+  }
+
+  /**
+   * Packs again the steps packed before (the hourly job): their days that became old enough and
+   * those changed since their pack (a record dated in the past, an erasure, the retention sweep).
+   */
+  async repackFunnels(): Promise<void> {
+    const steps = await this.query<{ kind: FunnelStep['kind']; name: string }>(
+      'SELECT DISTINCT kind, name FROM convotrack_funnel_pack_days',
+    )
+    if (steps.length > 0) await this.packFunnels(steps)
+  }
+
+  /**
+   * Packs the past days of these funnel steps that have no current pack (what a funnel's count
+   * starts in the background when it finds some); resolves when they and any steps asked for
+   * meanwhile are packed. Exposed for tests and the scale bench; a collector calls it itself.
+   */
+  async packFunnels(steps: readonly FunnelStep[]): Promise<void> {
+    for (const s of steps) this.packWanted.set(`${s.kind}:${s.name}`, s)
+    while (this.packing) await this.packing
+    if (this.closed || this.packWanted.size === 0) return
+    this.packing = (async () => {
+      while (this.packWanted.size > 0 && !this.closed) {
+        const batch = [...this.packWanted.values()]
+        this.packWanted.clear()
+        await this.transaction(
+          (sql) =>
+            runStepsAsync(
+              packSteps(d, batch),
+              async (q) => (await sql.query<Row>(d.sql(q.sql), q.params as unknown[])).rows,
+            ),
+          undefined,
+          this.offPathReads,
+        )
+      }
+    })()
+      .catch((e) => {
+        if (!this.closed) console.error('[convotrack-collector] packing funnel steps failed', e)
+        throw e
+      })
+      .finally(() => {
+        this.packing = undefined
+      })
+    await this.packing
   }
 
   /**
@@ -319,6 +397,10 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       // Awaited: one short read, done before the store's first use (no second connection at open).
       await store.zonePreparer.resume()
       if (options.listen !== false) await store.startListening()
+      warmFunnelPacks()
+      // Every hour, the packed steps' days that became old enough, or changed since, are packed.
+      store.packTimer = setInterval(() => void store.repackFunnels().catch(() => {}), REPACK_EVERY_MS)
+      store.packTimer.unref()
     } catch (e) {
       await pool.end().catch(() => {})
       throw isConnectionFault(e) ? new StoreUnavailableError(`PostgreSQL unreachable: ${(e as Error).message}`, e) : e
@@ -1072,6 +1154,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer)
     if (this.expireTimer) clearTimeout(this.expireTimer)
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+    if (this.packTimer) clearInterval(this.packTimer)
     await this.listening?.catch(() => {})
     const listener = this.listener
     this.listener = undefined
@@ -1086,6 +1169,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
         .catch(() => {})
       await new Promise((r) => setTimeout(r, 100))
     }
+    await this.packing?.catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }

@@ -1,0 +1,408 @@
+/**
+ * Funnel step packs on PostgreSQL: each past UTC day of a step's hourly rows (funnel-packs.ts)
+ * kept as one value per bot, so a funnel's count reads a few hundred values and the last days'
+ * rows instead of a row per user and step (PostgreSQL reads ~5 M index rows a second on one core:
+ * an all-time funnel over two steps of 400 000 users each took 0.5–0.65 s).
+ *
+ * - **Numbers**: a pack names users by number (`funnel_users`: bot and user id → number, from a
+ *   sequence), given by the packer the first time it packs a row of theirs.
+ * - **Which days**: a day is packed once it ended 3 hours ago (the database's clock), so a funnel
+ *   reads today's rows (and yesterday's in the first hours of a day) as rows.
+ * - **Kept exact**: a day's rows can still change (a record dated in the past, an erasure, the
+ *   retention sweep). Each writer that changes a step row of a day ended an hour ago or more counts
+ *   the day's generation up (`funnel_day_gens`) in its transaction; a pack names the generation of
+ *   the day it was read at (in the same statement as its rows), and is read only while that is
+ *   still the day's generation — else the day's rows are read, and the day is packed again in the
+ *   background. (A write at time W to a day that a pack made at P ≥ W missed needs the day to end
+ *   by P − 3 h < W + (its transaction) − 3 h: before W − 1 h while a transaction lasts less than
+ *   2 h (statements are bounded to minutes), so it counts the day up.) A writer's clock behind the
+ *   database's by more than 30 minutes could miss one: the database decides from its own clock.
+ * - Erasure: a user's number goes with their last step row.
+ */
+import type { ReadFilter } from '../store/store'
+import { USER_STEPS } from './analytics-tables'
+import type { FunnelLine, FunnelStep } from './analytics-types'
+import type { Dialect, Row } from './dialect'
+import { encodePack, funnelFromPacks, type PackRow, type StepRows } from './funnel-packs'
+import { scopeSql } from './message-queries'
+import { DAY_MS, HOUR_MS, hourRange } from './range'
+import type { Steps } from './rollup-writes'
+
+const USERS = 'funnel_users'
+const USER_NUMS = 'funnel_user_nums'
+const GENS = 'funnel_day_gens'
+const PACK_DAYS = 'funnel_pack_days'
+const PACKS = 'funnel_packs'
+
+/** How long after its end a day is packed (the database's clock). */
+const PACK_AFTER_MS = 3 * HOUR_MS
+/**
+ * A writer counts a day up when it ended this long ago or more: earlier than the packer by more
+ * than any transaction lasts (statements are bounded to minutes; see the file's doc).
+ */
+const COUNT_UP_AFTER_MS = HOUR_MS
+/** A writer's own clock may be this far behind the database's: it asks the database from then on. */
+const CLOCK_SLACK_MS = 30 * 60_000
+/**
+ * A pack is made again this long after it was made, changed or not: whatever changed a day without
+ * counting it up (a collector of an earlier version storing a record dated in it during an upgrade,
+ * a hand-made change) is in the funnels again within this time.
+ */
+const PACK_MAX_AGE_MS = 7 * DAY_MS
+/**
+ * Days read as rows at most (the last days are never packed yet): a funnel with more days not
+ * packed is counted by the statement (funnel-report.ts) while the packer catches up.
+ */
+export const MAX_LOOSE_DAYS = 5
+
+const now = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint'
+const dayOf = (ms: number): number => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
+
+/** The tables (PostgreSQL migration 23). */
+export function funnelPacksDdl(d: Dialect): string {
+  const users = d.table(USERS)
+  const packs = d.table(PACKS)
+  return `
+CREATE SEQUENCE IF NOT EXISTS ${d.table(USER_NUMS)} AS integer MINVALUE 0 START 0;
+CREATE TABLE IF NOT EXISTS ${users} (
+  bot text COLLATE "C" NOT NULL,
+  user_id text COLLATE "C" NOT NULL,
+  num integer NOT NULL,
+  PRIMARY KEY (bot, user_id)
+);
+CREATE TABLE IF NOT EXISTS ${d.table(GENS)} (day bigint PRIMARY KEY, gen bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS ${d.table(PACK_DAYS)} (
+  kind text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  day bigint NOT NULL,
+  gen bigint NOT NULL,
+  made bigint NOT NULL,
+  PRIMARY KEY (kind, name, day)
+);
+CREATE TABLE IF NOT EXISTS ${packs} (
+  kind text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  day bigint NOT NULL,
+  bot text COLLATE "C" NOT NULL,
+  gen bigint NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY (kind, name, day, bot)
+);
+-- Varints and times do not compress: stored as they are, read without decompressing.
+ALTER TABLE ${packs} ALTER COLUMN data SET STORAGE EXTERNAL;
+`
+}
+
+/** A message as the writers below see it: its user, time and whether it is a funnel step. */
+export interface StepWrite {
+  bot: string
+  userId: string
+  ts: number
+  step: boolean
+}
+
+/**
+ * In a writer's transaction that stored or took back `messages` (PostgreSQL): the days of step
+ * rows ended an hour ago or more are counted up (in day order, the same lock order for every
+ * writer); after a take-back (`erased`), the numbers of its users left without a step row go.
+ */
+export function* touchPackedDays(
+  d: Dialect,
+  messages: readonly StepWrite[],
+  erased: boolean,
+  clock = Date.now(),
+): Steps {
+  if (d.name !== 'postgres') return
+  const days = new Set<number>()
+  // Only days the database may count up are sent (a clock behind the database's by less than the slack).
+  for (const m of messages)
+    if (m.step && m.userId !== '' && dayOf(m.ts) < clock - COUNT_UP_AFTER_MS - DAY_MS + CLOCK_SLACK_MS)
+      days.add(dayOf(m.ts))
+  if (days.size > 0) {
+    const gens = d.table(GENS)
+    yield {
+      sql: `INSERT INTO ${gens} (day, gen)
+        SELECT day, 1 FROM unnest(?::bigint[]) AS day WHERE day + ${DAY_MS} <= ${now} - ${COUNT_UP_AFTER_MS}
+        ORDER BY day
+        ON CONFLICT (day) DO UPDATE SET gen = ${gens}.gen + 1`,
+      params: [[...days].sort((a, b) => a - b)],
+    }
+  }
+  if (!erased) return
+  const users = new Map<string, StepWrite>()
+  for (const m of messages) if (m.step && m.userId !== '') users.set(`${m.bot}\u0000${m.userId}`, m)
+  if (users.size === 0) return
+  const bots = [...users.values()].map((m) => m.bot)
+  const ids = [...users.values()].map((m) => m.userId)
+  yield {
+    sql: `DELETE FROM ${d.table(USERS)} u USING unnest(?::text[], ?::text[]) AS x(bot, user_id)
+      WHERE u.bot = x.bot AND u.user_id = x.user_id
+        AND NOT EXISTS (SELECT 1 FROM ${d.table(USER_STEPS.name)} s WHERE s.bot = x.bot AND s.user_id = x.user_id)`,
+    params: [bots, ids],
+  }
+}
+
+/**
+ * The database's clock (or `clock`, a test's), the day before which days may be packed, and the
+ * step's first day (null: no rows).
+ */
+function* packBounds(
+  d: Dialect,
+  step: FunnelStep,
+  clock?: number,
+): Steps<{ now: number; end: number; first: number | null }> {
+  const [row] = yield {
+    sql: `SELECT ${now} AS now, (SELECT min(hour) FROM ${d.table(USER_STEPS.name)} WHERE kind = ? AND name = ?) AS first`,
+    params: [step.kind, step.name],
+  }
+  const first = row?.first === null || row?.first === undefined ? null : dayOf(Number(row.first))
+  const at = clock ?? Number(row?.now)
+  return { now: at, end: dayOf(at - PACK_AFTER_MS), first }
+}
+
+/** The step's days in `[from, to)` whose pack is current, with the packs of the scope's bots. */
+function* currentPacks(
+  d: Dialect,
+  step: FunnelStep,
+  filter: ReadFilter,
+  from: number,
+  to: number,
+  madeSince = 0,
+): Steps<Map<number, Uint8Array[]>> {
+  const params: unknown[] = []
+  const scope = scopeSql(d, filter, params, 'p.bot')
+  params.push(step.kind, step.name, from, to, madeSince)
+  const rows = yield {
+    sql: `SELECT m.day, p.data FROM ${d.table(PACK_DAYS)} m
+      LEFT JOIN ${d.table(GENS)} g ON g.day = m.day
+      LEFT JOIN ${d.table(PACKS)} p ON p.kind = m.kind AND p.name = m.name AND p.day = m.day AND p.gen = m.gen${scope}
+      WHERE m.kind = ? AND m.name = ? AND m.day >= ? AND m.day < ? AND m.gen = coalesce(g.gen, 0) AND m.made >= ?`,
+    params,
+  }
+  const days = new Map<number, Uint8Array[]>()
+  for (const r of rows) {
+    const day = Number(r.day)
+    const list = days.get(day) ?? []
+    if (r.data !== null && r.data !== undefined) list.push(r.data as Uint8Array)
+    days.set(day, list)
+  }
+  return days
+}
+
+/**
+ * Packs the steps' days that ended 3 hours ago or more and have no current pack (one
+ * transaction; packers of several collectors take turns). Returns the days packed.
+ */
+export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<number> {
+  // Another collector packing now: it packs these days too (or the next run does).
+  const [lock] = yield {
+    sql: `SELECT pg_try_advisory_xact_lock(hashtext('convotrack funnel packs')) AS got`,
+    params: [],
+  }
+  if (lock?.got !== true) return 0
+  const hours = d.table(USER_STEPS.name)
+  const users = d.table(USERS)
+  let packed = 0
+  const seen = new Set<string>()
+  for (const step of steps) {
+    const key = `${step.kind}:${step.name}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    const { now: made, end, first } = yield* packBounds(d, step)
+    if (first === null || first >= end) continue
+    const current = yield* currentPacks(d, step, {}, first, end, made - PACK_MAX_AGE_MS)
+    // The days with rows, one index probe each (not every row of the step).
+    const withRows = yield {
+      sql: `WITH RECURSIVE days(day) AS (
+          SELECT (SELECT min(hour) - min(hour) % ${DAY_MS} FROM ${hours} WHERE kind = ? AND name = ? AND hour >= ? AND hour < ?)
+          UNION ALL
+          SELECT (SELECT min(hour) - min(hour) % ${DAY_MS} FROM ${hours}
+            WHERE kind = ? AND name = ? AND hour >= days.day + ${DAY_MS} AND hour < ?)
+          FROM days WHERE days.day IS NOT NULL
+        ) SELECT day FROM days WHERE day IS NOT NULL`,
+      params: [step.kind, step.name, first, end, step.kind, step.name, end],
+    }
+    for (const dayRow of withRows) {
+      const day = Number(dayRow.day)
+      if (current.has(day)) continue
+      const range = [step.kind, step.name, day, day + DAY_MS]
+      // Numbers for the day's users who have none.
+      yield {
+        sql: `INSERT INTO ${users} (bot, user_id, num)
+          SELECT s.bot, s.user_id, nextval('${d.table(USER_NUMS)}') FROM (
+            SELECT DISTINCT bot, user_id FROM ${hours} WHERE kind = ? AND name = ? AND hour >= ? AND hour < ?
+          ) s WHERE NOT EXISTS (SELECT 1 FROM ${users} u WHERE u.bot = s.bot AND u.user_id = s.user_id)
+          ORDER BY s.bot, s.user_id`,
+        params: range,
+      }
+      // The day's rows and its generation, read in one statement (one snapshot).
+      const rows = yield {
+        sql: `SELECT g.gen, s.bot, s.num, s.first_ts, s.last_ts
+          FROM (SELECT coalesce(max(gen), 0) AS gen FROM ${d.table(GENS)} WHERE day = ?) g
+          LEFT JOIN (SELECT h.bot, h.first_ts, h.last_ts,
+              (SELECT u.num FROM ${users} u WHERE u.bot = h.bot AND u.user_id = h.user_id) AS num
+            FROM ${hours} h WHERE h.kind = ? AND h.name = ? AND h.hour >= ? AND h.hour < ?) s ON true`,
+        params: [day, ...range],
+      }
+      const gen = Number(rows[0]?.gen ?? 0)
+      // A row of a user numbered after the statement before (a record dated in this day, stored
+      // meanwhile: the day's generation read with it counts it): the day waits for the next run.
+      if (rows.some((r) => r.bot !== null && r.bot !== undefined && (r.num === null || r.num === undefined))) continue
+      const byBot = new Map<string, PackRow[]>()
+      for (const r of rows) {
+        if (r.bot === null || r.bot === undefined) continue
+        const bot = String(r.bot)
+        const list = byBot.get(bot) ?? []
+        list.push({ user: Number(r.num), first: Number(r.first_ts), last: Number(r.last_ts) })
+        byBot.set(bot, list)
+      }
+      yield {
+        sql: `DELETE FROM ${d.table(PACKS)} WHERE kind = ? AND name = ? AND day = ?`,
+        params: [step.kind, step.name, day],
+      }
+      const bots = [...byBot.keys()]
+      if (bots.length > 0)
+        yield {
+          sql: `INSERT INTO ${d.table(PACKS)} (kind, name, day, bot, gen, data)
+            SELECT ?, ?, ?, bot, ?, data FROM unnest(?::text[], ?::bytea[]) AS x(bot, data)`,
+          params: [step.kind, step.name, day, gen, bots, bots.map((b) => encodePack(day, byBot.get(b) ?? []))],
+        }
+      yield {
+        sql: `INSERT INTO ${d.table(PACK_DAYS)} (kind, name, day, gen, made) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (kind, name, day) DO UPDATE SET gen = excluded.gen, made = excluded.made`,
+        params: [step.kind, step.name, day, gen, made],
+      }
+      packed++
+    }
+    // The days without rows: marked packed (empty) in one statement that reads their generation.
+    const marked = yield {
+      sql: `INSERT INTO ${d.table(PACK_DAYS)} (kind, name, day, gen, made)
+        SELECT ?, ?, g.day, coalesce(x.gen, 0), ? FROM generate_series(?::bigint, ?::bigint, ${DAY_MS}) AS g(day)
+        LEFT JOIN ${d.table(GENS)} x ON x.day = g.day
+        WHERE NOT EXISTS (SELECT 1 FROM ${d.table(PACK_DAYS)} m
+            WHERE m.kind = ? AND m.name = ? AND m.day = g.day AND m.gen = coalesce(x.gen, 0) AND m.made >= ?)
+          AND NOT EXISTS (SELECT 1 FROM ${hours} s
+            WHERE s.kind = ? AND s.name = ? AND s.hour >= g.day AND s.hour < g.day + ${DAY_MS})
+        ON CONFLICT (kind, name, day) DO UPDATE SET gen = excluded.gen, made = excluded.made
+        RETURNING day`,
+      params: [
+        step.kind,
+        step.name,
+        made,
+        first,
+        end - DAY_MS,
+        step.kind,
+        step.name,
+        made - PACK_MAX_AGE_MS,
+        step.kind,
+        step.name,
+      ],
+    }
+    packed += marked.length
+    // Their packs from before (rows gone since, whether or not the day was counted up): gone.
+    if (marked.length > 0)
+      yield {
+        sql: `DELETE FROM ${d.table(PACKS)} WHERE kind = ? AND name = ? AND day = ANY(?::bigint[])`,
+        params: [step.kind, step.name, marked.map((r) => Number(r.day))],
+      }
+    // Packs no longer current (their day counted up since, or emptied): gone.
+    yield {
+      sql: `DELETE FROM ${d.table(PACKS)} p WHERE p.kind = ? AND p.name = ? AND NOT EXISTS (
+          SELECT 1 FROM ${d.table(PACK_DAYS)} m WHERE m.kind = p.kind AND m.name = p.name AND m.day = p.day AND m.gen = p.gen)`,
+      params: [step.kind, step.name],
+    }
+  }
+  return packed
+}
+
+/** What {@link packedFunnel} found: the counts, or null (too many days not packed); days to pack. */
+export interface PackedFunnel {
+  lines: FunnelLine[] | null
+  /** Days of the steps that could be packed and are not. */
+  unpacked: number
+}
+
+/**
+ * The funnel (funnel-report.ts's meaning) from the steps' current packs and the rows of the days
+ * without one, or `lines: null` when more than {@link MAX_LOOSE_DAYS} days of a step are not packed.
+ */
+export function* packedFunnel(
+  d: Dialect,
+  filter: ReadFilter & { steps: readonly FunnelStep[] },
+  clock?: number,
+): Steps<PackedFunnel> {
+  const r = hourRange(filter)
+  const [first] = filter.steps
+  if (first === undefined) return { lines: [], unpacked: 0 }
+  const bounds = yield* packBounds(d, first, clock)
+  if (bounds.first === null)
+    return { lines: filter.steps.map((s) => ({ step: `${s.kind}:${s.name}`, users: 0 })), unpacked: 0 }
+  // No step after the first can count before the first step's first row.
+  const from = Math.max(dayOf(r.from), bounds.first)
+  // The days the range overlaps (to today's end when it has no end).
+  const to = dayOf(r.to === null ? bounds.now : r.to - 1) + DAY_MS
+  const sources: StepRows[] = []
+  const loose: Array<{ step: number; from: number; to: number }> = []
+  let unpacked = 0
+  let tooMany = false
+  for (const [k, step] of filter.steps.entries()) {
+    // A step has no row before its first day: those days are not read (none at all: no day).
+    const own = k === 0 ? bounds.first : (yield* packBounds(d, step, clock)).first
+    const start = own === null ? to : Math.max(from, own)
+    const current = yield* currentPacks(d, step, filter, start, to)
+    const packs: StepRows['packs'][number][] = []
+    let days = 0
+    for (let day = start; day < to; day += DAY_MS) {
+      const data = current.get(day)
+      if (data !== undefined) {
+        for (const p of data) packs.push({ day, data: p })
+        continue
+      }
+      days++
+      if (day < bounds.end) unpacked++
+      const last = loose.at(-1)
+      if (last && last.step === k && last.to === day) last.to = day + DAY_MS
+      else loose.push({ step: k, from: day, to: day + DAY_MS })
+    }
+    if (days > MAX_LOOSE_DAYS) tooMany = true
+    sources.push({ packs, rows: [] })
+  }
+  if (tooMany) return { lines: null, unpacked }
+  // The days without a pack: their rows, numbered (a user the packer has not numbered yet gets a
+  // number after every packed one, for this count only).
+  const extra = new Map<string, number>()
+  const unnumbered: PackRow[] = []
+  for (const span of loose) {
+    const step = filter.steps[span.step] as FunnelStep
+    const params: unknown[] = []
+    const scope = scopeSql(d, filter, params, 's.bot')
+    params.push(step.kind, step.name, Math.max(span.from, r.from), r.to === null ? span.to : Math.min(span.to, r.to))
+    const rows: Row[] = yield {
+      // Each row's number by the key (a probe per row: never every user's number read to join them).
+      sql: `SELECT (SELECT u.num FROM ${d.table(USERS)} u WHERE u.bot = s.bot AND u.user_id = s.user_id) AS num,
+          s.bot, s.user_id, s.first_ts, s.last_ts
+        FROM ${d.table(USER_STEPS.name)} s
+        WHERE true${scope} AND s.kind = ? AND s.name = ? AND s.hour >= ? AND s.hour < ?`,
+      params,
+    }
+    const into = (sources[span.step] as StepRows).rows as PackRow[]
+    for (const row of rows) {
+      const line = { user: 0, first: Number(row.first_ts), last: Number(row.last_ts) }
+      if (row.num !== null && row.num !== undefined) line.user = Number(row.num)
+      else {
+        const key = `${row.bot}\u0000${row.user_id}`
+        const i = extra.get(key) ?? extra.size
+        extra.set(key, i)
+        line.user = i
+        unnumbered.push(line)
+      }
+      into.push(line)
+    }
+  }
+  // Every number given so far (by packers, while this read ran too) is below the sequence's value now.
+  const [top] = yield { sql: `SELECT last_value, is_called FROM ${d.table(USER_NUMS)}`, params: [] }
+  const users = top?.is_called ? Number(top.last_value) + 1 : 0
+  for (const line of unnumbered) line.user += users
+  const counts = funnelFromPacks(sources, users + extra.size, r.from, r.to)
+  return { lines: filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: counts[i] ?? 0 })), unpacked }
+}

@@ -1,0 +1,267 @@
+/**
+ * Funnel step packs on a real PostgreSQL (funnel-packs-pg.ts): a funnel counted from packs and
+ * the last days' rows equals the recount from the stored messages — before any pack (the
+ * statement), after packing, after a record dated in a packed day, an erasure and the retention
+ * sweep — and a pack is read only while its day has not changed since.
+ */
+import { PgRecordStore } from '@convotrack/collector'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FunnelStep } from '../src/reports/analytics-types'
+import { postgresDialect as d } from '../src/reports/dialect'
+import { funnelFromPacks, type StepRows } from '../src/reports/funnel-packs'
+import { funnelPacksDdl, MAX_LOOSE_DAYS, packedFunnel } from '../src/reports/funnel-packs-pg'
+import { DAY_MS, HOUR_MS } from '../src/reports/range'
+import { runStepsAsync } from '../src/reports/rollup-writes'
+import { busiestWalk, expectFunnelRecount, FUNNELS, funnelOf } from './funnel-recount'
+import { allMessages, load, rec, traffic } from './rollup-contract'
+import { type PostgresServer, startPostgres } from './support/postgres'
+
+const BASE = Date.UTC(2026, 2, 1)
+
+let server: PostgresServer
+beforeAll(async () => {
+  server = await startPostgres()
+})
+afterAll(async () => {
+  await server?.destroy()
+})
+
+/** `traffic` moved `days` later in event time (and arrival), with keys of its own. */
+function trafficOn(days: number, n: number, seed: number) {
+  return traffic(n, seed, `d${days}-`, `d${days}-`).map((item) => ({
+    messages: item.messages,
+    record: {
+      ...item.record,
+      eventTs: (item.record.eventTs ?? 0) + days * DAY_MS,
+      receivedAt: item.record.receivedAt + days * DAY_MS,
+    },
+  }))
+}
+
+/** A universal incoming message (its intent) or a custom event (its name) of `user` at `ts`. */
+function step(bot: string, user: string, ts: number, what: FunnelStep) {
+  return what.kind === 'intent'
+    ? rec(bot, 'universal', 'incoming', { userId: user, text: what.name, intent: { name: what.name } }, { eventTs: ts })
+    : rec(bot, 'generic', 'event', { userId: user, type: 'customEvent', name: what.name }, { eventTs: ts })
+}
+
+describe('funnel step packs: PostgreSQL', () => {
+  const opened: PgRecordStore[] = []
+  const clients: pg.Client[] = []
+  afterAll(async () => {
+    for (const c of clients) await c.end().catch(() => {})
+    for (const s of opened) await s.close()
+  })
+
+  async function fresh() {
+    const url = await server.createDatabase()
+    const store = await PgRecordStore.open(url, { listen: false })
+    opened.push(store)
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    clients.push(client)
+    const run = <T>(steps: Parameters<typeof runStepsAsync<T>>[0]) =>
+      runStepsAsync(steps, async (q) => (await client.query(d.sql(q.sql), q.params as unknown[])).rows)
+    const count = async (table: string) =>
+      Number((await client.query(`SELECT count(*) AS n FROM convotrack_${table}`)).rows[0].n)
+    return { store, client, run, count }
+  }
+
+  /** Every step the stored messages hold. */
+  async function allSteps(client: pg.Client): Promise<FunnelStep[]> {
+    const rows = await client.query('SELECT DISTINCT kind, name FROM convotrack_rollup_user_steps ORDER BY kind, name')
+    return rows.rows.map((r) => ({ kind: r.kind, name: r.name }))
+  }
+
+  const RANGES = [
+    { from: BASE + 5 * HOUR_MS, to: BASE + 30 * HOUR_MS },
+    { from: BASE + DAY_MS, to: BASE + 7 * DAY_MS },
+    { from: BASE + 6 * DAY_MS + 3 * HOUR_MS, to: BASE + 40 * DAY_MS },
+  ]
+
+  it('equal the recount before any pack, from packs after packing, and read no row of a packed day', async () => {
+    const { store, client, run, count } = await fresh()
+    // The clock the packs are read at: before any packing (a day that becomes old enough after it is not packed).
+    const t0 = Date.now()
+    await load(store, [...trafficOn(0, 500, 31), ...trafficOn(5, 500, 32)])
+    let all = await allMessages(store)
+    // Before packing: more days than MAX_LOOSE_DAYS without a pack, the statement counts.
+    const walk = busiestWalk(all)
+    const before = await run(packedFunnel(d, { steps: walk }, t0))
+    expect(before.lines).toBeNull()
+    expect(before.unpacked).toBeGreaterThan(MAX_LOOSE_DAYS)
+    await expectFunnelRecount(store, all, RANGES)
+
+    await store.packFunnels(await allSteps(client))
+    expect(await count('funnel_packs')).toBeGreaterThan(0)
+    expect(await count('funnel_users')).toBeGreaterThan(0)
+    for (const steps of [...FUNNELS, walk])
+      for (const q of [{}, ...RANGES, { bot: 'shop' }, { to: BASE + 2 * DAY_MS }]) {
+        const got = await run(packedFunnel(d, { ...q, steps }, t0))
+        expect(got.unpacked, JSON.stringify(q)).toBe(0)
+        expect(got.lines, `${JSON.stringify(q)} ${JSON.stringify(steps)}`).toEqual(funnelOf(all, q, steps))
+      }
+    await expectFunnelRecount(store, all, RANGES)
+
+    // The packs' days are not read as rows: with the step rows of those days gone (but each
+    // step's first hour, where the read starts), the packed funnel still counts them.
+    await client.query('BEGIN')
+    const gone = await client.query(`DELETE FROM convotrack_rollup_user_steps s
+      WHERE s.hour > (SELECT min(hour) FROM convotrack_rollup_user_steps x WHERE x.kind = s.kind AND x.name = s.name)`)
+    expect(gone.rowCount).toBeGreaterThan(100)
+    const hidden = await run(packedFunnel(d, { steps: walk }, t0))
+    await client.query('ROLLBACK')
+    expect(hidden.lines).toEqual(funnelOf(all, {}, walk))
+    expect(hidden.lines?.at(-1)?.users).toBeGreaterThan(0)
+
+    // A record dated in a packed day: that day is read as rows until packed again.
+    const late = BASE + DAY_MS + 10 * HOUR_MS
+    const user = 'late-user'
+    const items = walk.map((s, i) => step('shop', user, late + i * 60_000, s))
+    for (const item of items) await store.add(item.record, item.messages)
+    all = await allMessages(store)
+    expect(funnelOf(all, {}, walk)).not.toEqual(hidden.lines)
+    const changed = await run(packedFunnel(d, { steps: walk }, t0))
+    // The day is one of each step: read as rows for each.
+    expect(changed.unpacked).toBe(walk.length)
+    expect(changed.lines).toEqual(funnelOf(all, {}, walk))
+    // The hourly job packs the steps packed before again: that day too.
+    await store.repackFunnels()
+    const again = await run(packedFunnel(d, { steps: walk }, t0))
+    expect(again.unpacked).toBe(0)
+    expect(again.lines).toEqual(funnelOf(all, {}, walk))
+
+    // Erasure: the user's days read as rows, their number gone with their last step row.
+    await store.eraseUser('shop', user)
+    all = await allMessages(store)
+    expect((await run(packedFunnel(d, { steps: walk }, t0))).lines).toEqual(funnelOf(all, {}, walk))
+    expect((await client.query(`SELECT 1 FROM convotrack_funnel_users WHERE user_id = $1`, [user])).rowCount).toBe(0)
+    await store.packFunnels(await allSteps(client))
+    await expectFunnelRecount(store, all, RANGES)
+
+    // Retention sweeps the first days' records: their days change, the funnels follow.
+    while ((await store.deleteOlderThan({ before: BASE + 10 * DAY_MS + 200_000, limit: 50 })) > 0) {}
+    all = await allMessages(store)
+    expect((await run(packedFunnel(d, { steps: walk }, t0))).unpacked).toBeGreaterThan(0)
+    await expectFunnelRecount(store, all, RANGES)
+    await store.packFunnels(await allSteps(client))
+    for (const steps of [...FUNNELS, walk]) {
+      const got = await run(packedFunnel(d, { steps }, t0))
+      expect(got.unpacked).toBe(0)
+      expect(got.lines).toEqual(funnelOf(all, {}, steps))
+    }
+  })
+
+  it('a funnel the packs do not cover yet is counted by the statement and starts the packer', async () => {
+    const { store, client, run, count } = await fresh()
+    // The clock the packs are read at: before any packing (a day that becomes old enough after it is not packed).
+    const t0 = Date.now()
+    await load(store, trafficOn(0, 400, 41))
+    const all = await allMessages(store)
+    const walk = busiestWalk(all)
+    expect(await store.funnel({ steps: walk })).toEqual(funnelOf(all, {}, walk))
+    // The packer started by that count: waited for here (an empty list adds no step).
+    await store.packFunnels([])
+    expect(await count('funnel_pack_days')).toBeGreaterThan(0)
+    const got = await run(packedFunnel(d, { steps: walk }, t0))
+    expect(got.unpacked).toBe(0)
+    expect(got.lines).toEqual(funnelOf(all, {}, walk))
+    expect(await allSteps(client)).not.toHaveLength(0)
+  })
+
+  it('the last days are read as rows: a user the packer has not numbered counts at once', async () => {
+    const { store, client, run } = await fresh()
+    const t0 = Date.now()
+    await load(store, trafficOn(0, 300, 51))
+    await store.packFunnels(await allSteps(client))
+    const now = Date.now() - HOUR_MS
+    const steps: FunnelStep[] = [
+      { kind: 'intent', name: 'buy' },
+      { kind: 'event', name: 'buy' },
+    ]
+    for (const [i, s] of steps.entries()) {
+      const item = step('shop', 'today-user', now + i * 1000, s)
+      await store.add(item.record, item.messages)
+    }
+    const all = await allMessages(store)
+    const got = await run(packedFunnel(d, { steps }, t0))
+    expect(got.lines).toEqual(funnelOf(all, {}, steps))
+    expect((await client.query(`SELECT 1 FROM convotrack_funnel_users WHERE user_id = 'today-user'`)).rowCount).toBe(0)
+    expect(got.lines?.at(-1)?.users).toBeGreaterThan(0)
+  })
+
+  it('a pack is made again a week after it was made: a change no writer counted up is counted within a week', async () => {
+    const { store, client, run } = await fresh()
+    const t0 = Date.now()
+    await load(store, trafficOn(0, 400, 71))
+    const all = await allMessages(store)
+    const walk = busiestWalk(all)
+    await store.packFunnels(walk)
+    const want = funnelOf(all, {}, walk)
+    expect((await run(packedFunnel(d, { steps: walk }, t0))).lines).toEqual(want)
+    // A change to packed days' step rows that counted nothing up (as a collector of the version
+    // before would make during an upgrade): the walk's second step gone after its first hour.
+    const changed = await client.query(
+      `DELETE FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2
+        AND hour > (SELECT min(hour) FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2)`,
+      [walk[1]?.kind, walk[1]?.name],
+    )
+    expect(changed.rowCount).toBeGreaterThan(0)
+    // The hourly job within the week: the packs stand (nothing told them).
+    await store.repackFunnels()
+    expect((await run(packedFunnel(d, { steps: walk }, t0))).lines).toEqual(want)
+    // A week after they were made, the hourly job makes them again: the change is counted.
+    await client.query(`UPDATE convotrack_funnel_pack_days SET made = made - $1`, [8 * DAY_MS])
+    await store.repackFunnels()
+    const after = await run(packedFunnel(d, { steps: walk }, t0))
+    expect(after.lines?.[1]?.users).toBeLessThan(want[1]?.users ?? 0)
+    // What the hourly rows hold now, counted from the rows themselves (no pack).
+    const numbers = new Map<string, number>()
+    const rowsNow: StepRows[] = []
+    for (const s of walk) {
+      const rows = await client.query(
+        `SELECT bot, user_id, first_ts, last_ts FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2`,
+        [s.kind, s.name],
+      )
+      rowsNow.push({
+        packs: [],
+        rows: rows.rows.map((r) => {
+          const key = `${r.bot}\u0000${r.user_id}`
+          if (!numbers.has(key)) numbers.set(key, numbers.size)
+          return { user: numbers.get(key) as number, first: Number(r.first_ts), last: Number(r.last_ts) }
+        }),
+      })
+    }
+    expect(after.lines?.map((l) => l.users)).toEqual(funnelFromPacks(rowsNow, numbers.size, 0, null))
+  })
+
+  it('a store from before the packs takes migration 23 (again: nothing changes) and packs its funnels', async () => {
+    const url = await server.createDatabase()
+    const old = await PgRecordStore.open(url, { listen: false })
+    await load(old, trafficOn(0, 300, 61))
+    await old.close()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    clients.push(client)
+    // As the database of the version before: no pack tables, migration 23 not applied.
+    await client.query(`DROP TABLE convotrack_funnel_packs, convotrack_funnel_pack_days, convotrack_funnel_day_gens,
+      convotrack_funnel_users; DROP SEQUENCE convotrack_funnel_user_nums; DELETE FROM convotrack_migrations WHERE version = 23`)
+    const store = await PgRecordStore.open(url, { listen: false })
+    opened.push(store)
+    expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(23)
+    // Its statements run again change nothing (IF NOT EXISTS).
+    await client.query(funnelPacksDdl(d))
+    const t0 = Date.now()
+    const all = await allMessages(store)
+    const walk = busiestWalk(all)
+    await store.packFunnels(walk)
+    const got = await runStepsAsync(
+      packedFunnel(d, { steps: walk }, t0),
+      async (q) => (await client.query(d.sql(q.sql), q.params as unknown[])).rows,
+    )
+    expect(got.unpacked).toBe(0)
+    expect(got.lines).toEqual(funnelOf(all, {}, walk))
+    expect(got.lines?.at(-1)?.users).toBeGreaterThan(0)
+  })
+})
