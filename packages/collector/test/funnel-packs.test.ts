@@ -6,18 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { decodePack, encodePack, funnelFromPacks, type PackRow, type StepRows } from '../src/reports/funnel-packs'
 import { DAY_MS, HOUR_MS } from '../src/reports/range'
-
-/** A seeded generator (mulberry32): the same world on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { prng as random } from './rollup-contract'
 
 const START = Date.UTC(2026, 8, 1)
 

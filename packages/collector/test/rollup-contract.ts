@@ -48,7 +48,7 @@ export function rec(
 }
 
 /** A deterministic pseudo-random sequence (mulberry32), so a failure replays. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed
   return () => {
     a = (a + 0x6d2b79f5) | 0

@@ -63,42 +63,31 @@ export function encodePack(day: number, rows: readonly PackRow[]): Buffer {
   return Buffer.from(out.subarray(0, o))
 }
 
-/** The rows of a pack (a test's and a check's view; the count below reads packs in place). */
+/**
+ * The rows of a pack, read one field at a time (a test's and a check's view, and a second reader
+ * the count's own loop below is tested against).
+ */
 export function decodePack(day: number, data: Uint8Array): PackRow[] {
   const rows: PackRow[] = []
-  walkPack(day, data, (user, first, last) => {
-    rows.push({ user, first, last })
-  })
-  return rows
-}
-
-/** Calls `row` for each row of a pack, in its order. */
-function walkPack(day: number, b: Uint8Array, row: (user: number, first: number, last: number) => void): void {
-  const end = b.length
-  let o = 0
-  let user = 0
-  while (o < end) {
-    let x = b[o++] as number
-    let v = x & 0x7f
-    for (let s = 0x80; x & 0x80; s *= 0x80) {
-      x = b[o++] as number
-      v += (x & 0x7f) * s
+  let at = 0
+  const varint = (): number => {
+    let value = 0
+    for (let scale = 1; ; scale *= 0x80) {
+      if (at >= data.length) throw new RangeError('pack: truncated')
+      const byte = data[at++] as number
+      value += (byte & 0x7f) * scale
+      if (byte < 0x80) return value
     }
-    user += v
-    const first =
-      day +
-      ((b[o] as number) | ((b[o + 1] as number) << 8) | ((b[o + 2] as number) << 16)) +
-      (b[o + 3] as number) * 0x1000000
-    o += 4
-    x = b[o++] as number
-    v = x & 0x7f
-    for (let s = 0x80; x & 0x80; s *= 0x80) {
-      x = b[o++] as number
-      v += (x & 0x7f) * s
-    }
-    if (o > end) throw new RangeError('pack: truncated')
-    row(user, first, first + v)
   }
+  let user = 0
+  while (at < data.length) {
+    user += varint()
+    if (at + 4 > data.length) throw new RangeError('pack: truncated')
+    const first = day + Buffer.from(data.buffer, data.byteOffset + at, 4).readUInt32LE(0)
+    at += 4
+    rows.push({ user, first, last: first + varint() })
+  }
+  return rows
 }
 
 /**
@@ -150,7 +139,7 @@ function take(
   if (t < (at[user] as number)) at[user] = t
 }
 
-/** A pack's rows into the step's times (walkPack's decoding, without a call per row). */
+/** A pack's rows into the step's times (the decoding of decodePack in one loop, no call per row). */
 function takePack(
   day: number,
   b: Uint8Array,
