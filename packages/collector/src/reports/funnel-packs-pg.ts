@@ -325,6 +325,8 @@ export interface PackedFunnel {
 /**
  * The funnel (funnel-report.ts's meaning) from the steps' current packs and the rows of the days
  * without one, or `lines: null` when more than {@link MAX_LOOSE_DAYS} days of a step are not packed.
+ * Three statements whatever the number of steps: the clock and each step's first day; every
+ * step's current packs; the other days' rows of every step, with the sequence's value.
  */
 export function* packedFunnel(
   d: Dialect,
@@ -332,34 +334,74 @@ export function* packedFunnel(
   clock?: number,
 ): Steps<PackedFunnel> {
   const r = hourRange(filter)
-  const [first] = filter.steps
-  if (first === undefined) return { lines: [], unpacked: 0 }
-  const bounds = yield* packBounds(d, first, clock)
-  if (bounds.first === null)
-    return { lines: filter.steps.map((s) => ({ step: `${s.kind}:${s.name}`, users: 0 })), unpacked: 0 }
-  // No step after the first can count before the first step's first row.
-  const from = Math.max(dayOf(r.from), bounds.first)
+  const steps = filter.steps
+  if (steps.length === 0) return { lines: [], unpacked: 0 }
+  const hours = d.table(USER_STEPS.name)
+  const zero = (): PackedFunnel => ({
+    lines: steps.map((s) => ({ step: `${s.kind}:${s.name}`, users: 0 })),
+    unpacked: 0,
+  })
+  const [head] = yield {
+    sql: `SELECT ${now} AS now, ${steps
+      .map((_, k) => `(SELECT min(hour) FROM ${hours} WHERE kind = ? AND name = ?) AS f${k}`)
+      .join(', ')}`,
+    params: steps.flatMap((s) => [s.kind, s.name]),
+  }
+  const at = clock ?? Number(head?.now)
+  const end = dayOf(at - PACK_AFTER_MS)
+  // Each step's first day (none: a step without rows).
+  const firsts = steps.map((_, k) => {
+    const v = head?.[`f${k}`]
+    return v === null || v === undefined ? null : dayOf(Number(v))
+  })
+  if (firsts[0] === null || firsts[0] === undefined) return zero()
+  // No step can count before its own first row, nor any after the first before the first step's.
+  const from = Math.max(dayOf(r.from), firsts[0])
   // The days the range overlaps (to today's end when it has no end).
-  const to = dayOf(r.to === null ? bounds.now : r.to - 1) + DAY_MS
+  const to = dayOf(r.to === null ? at : r.to - 1) + DAY_MS
+  const starts = firsts.map((f) => (f === null ? to : Math.max(from, f)))
+  // Every step's current packs (its day's generation, whatever their age), of the scope's bots.
+  const params: unknown[] = []
+  const values = steps
+    .map((s, k) => {
+      params.push(k, s.kind, s.name, starts[k])
+      return '(?::int, ?::text, ?::text, ?::bigint)'
+    })
+    .join(', ')
+  params.push(to)
+  const scope = scopeSql(d, filter, params, 'p.bot')
+  const packRows = yield {
+    sql: `SELECT s.k, m.day, p.data FROM (VALUES ${values}) AS s(k, kind, name, start)
+      JOIN ${d.table(PACK_DAYS)} m ON m.kind = s.kind COLLATE "C" AND m.name = s.name COLLATE "C"
+        AND m.day >= s.start AND m.day < ?
+      LEFT JOIN ${d.table(GENS)} g ON g.day = m.day
+      LEFT JOIN ${d.table(PACKS)} p ON p.kind = m.kind AND p.name = m.name AND p.day = m.day AND p.gen = m.gen${scope}
+      WHERE m.gen = coalesce(g.gen, 0)`,
+    params,
+  }
+  const current = steps.map(() => new Map<number, Uint8Array[]>())
+  for (const row of packRows) {
+    const days = current[Number(row.k)] as Map<number, Uint8Array[]>
+    const day = Number(row.day)
+    const list = days.get(day) ?? []
+    if (row.data !== null && row.data !== undefined) list.push(row.data as Uint8Array)
+    days.set(day, list)
+  }
   const sources: StepRows[] = []
   const loose: Array<{ step: number; from: number; to: number }> = []
   let unpacked = 0
   let tooMany = false
-  for (const [k, step] of filter.steps.entries()) {
-    // A step has no row before its first day: those days are not read (none at all: no day).
-    const own = k === 0 ? bounds.first : (yield* packBounds(d, step, clock)).first
-    const start = own === null ? to : Math.max(from, own)
-    const current = yield* currentPacks(d, step, filter, start, to)
+  for (const [k, start] of starts.entries()) {
     const packs: StepRows['packs'][number][] = []
     let days = 0
     for (let day = start; day < to; day += DAY_MS) {
-      const data = current.get(day)
+      const data = current[k]?.get(day)
       if (data !== undefined) {
         for (const p of data) packs.push({ day, data: p })
         continue
       }
       days++
-      if (day < bounds.end) unpacked++
+      if (day < end) unpacked++
       const last = loose.at(-1)
       if (last && last.step === k && last.to === day) last.to = day + DAY_MS
       else loose.push({ step: k, from: day, to: day + DAY_MS })
@@ -368,41 +410,54 @@ export function* packedFunnel(
     sources.push({ packs, rows: [] })
   }
   if (tooMany) return { lines: null, unpacked }
-  // The days without a pack: their rows, numbered (a user the packer has not numbered yet gets a
-  // number after every packed one, for this count only).
+  // The days without a pack: their rows, each with its number by the key (a probe per row: never
+  // every user's number read to join them), after a first row with the sequence's value — every
+  // number given so far (by packers, while this read ran too) is below it. A user the packer has
+  // not numbered yet gets a number after it, for this count only.
+  const looseParams: unknown[] = []
+  const selects = loose.map((span) => {
+    const step = steps[span.step] as FunnelStep
+    looseParams.push(span.step)
+    const scoped = scopeSql(d, filter, looseParams, 's.bot')
+    looseParams.push(
+      step.kind,
+      step.name,
+      Math.max(span.from, r.from),
+      r.to === null ? span.to : Math.min(span.to, r.to),
+    )
+    return `SELECT ?::int AS k, (SELECT u.num FROM ${d.table(USERS)} u WHERE u.bot = s.bot AND u.user_id = s.user_id) AS num,
+        s.bot, s.user_id, s.first_ts, s.last_ts
+      FROM ${hours} s WHERE true${scoped} AND s.kind = ? AND s.name = ? AND s.hour >= ? AND s.hour < ?`
+  })
+  const rows: Row[] = yield {
+    sql: [
+      `SELECT -1 AS k, (SELECT CASE WHEN is_called THEN last_value + 1 ELSE 0 END FROM ${d.table(USER_NUMS)}) AS num,
+        NULL AS bot, NULL AS user_id, NULL::bigint AS first_ts, NULL::bigint AS last_ts`,
+      ...selects,
+    ].join('\nUNION ALL\n'),
+    params: looseParams,
+  }
+  let users = 0
   const extra = new Map<string, number>()
   const unnumbered: PackRow[] = []
-  for (const span of loose) {
-    const step = filter.steps[span.step] as FunnelStep
-    const params: unknown[] = []
-    const scope = scopeSql(d, filter, params, 's.bot')
-    params.push(step.kind, step.name, Math.max(span.from, r.from), r.to === null ? span.to : Math.min(span.to, r.to))
-    const rows: Row[] = yield {
-      // Each row's number by the key (a probe per row: never every user's number read to join them).
-      sql: `SELECT (SELECT u.num FROM ${d.table(USERS)} u WHERE u.bot = s.bot AND u.user_id = s.user_id) AS num,
-          s.bot, s.user_id, s.first_ts, s.last_ts
-        FROM ${d.table(USER_STEPS.name)} s
-        WHERE true${scope} AND s.kind = ? AND s.name = ? AND s.hour >= ? AND s.hour < ?`,
-      params,
+  for (const row of rows) {
+    const k = Number(row.k)
+    if (k < 0) {
+      users = Number(row.num)
+      continue
     }
-    const into = (sources[span.step] as StepRows).rows as PackRow[]
-    for (const row of rows) {
-      const line = { user: 0, first: Number(row.first_ts), last: Number(row.last_ts) }
-      if (row.num !== null && row.num !== undefined) line.user = Number(row.num)
-      else {
-        const key = `${row.bot}\u0000${row.user_id}`
-        const i = extra.get(key) ?? extra.size
-        extra.set(key, i)
-        line.user = i
-        unnumbered.push(line)
-      }
-      into.push(line)
+    const line = { user: 0, first: Number(row.first_ts), last: Number(row.last_ts) }
+    if (row.num !== null && row.num !== undefined) line.user = Number(row.num)
+    else {
+      const key = `${row.bot}\u0000${row.user_id}`
+      const i = extra.get(key) ?? extra.size
+      extra.set(key, i)
+      line.user = i
+      unnumbered.push(line)
     }
+    ;((sources[k] as StepRows).rows as PackRow[]).push(line)
   }
-  // Every number given so far (by packers, while this read ran too) is below the sequence's value now.
-  const [top] = yield { sql: `SELECT last_value, is_called FROM ${d.table(USER_NUMS)}`, params: [] }
-  const users = top?.is_called ? Number(top.last_value) + 1 : 0
   for (const line of unnumbered) line.user += users
   const counts = funnelFromPacks(sources, users + extra.size, r.from, r.to)
-  return { lines: filter.steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: counts[i] ?? 0 })), unpacked }
+  return { lines: steps.map((s, i) => ({ step: `${s.kind}:${s.name}`, users: counts[i] ?? 0 })), unpacked }
 }

@@ -3,8 +3,9 @@
  * and the funnel counted over them in memory. Pure (no database).
  *
  * A pack holds the day's rows of the step in user order (then hour): per row the user's number
- * (its difference from the row before, a varint), the row's first time (ms after the day's start,
- * 4 bytes little-endian) and its last time (ms after the first, a varint) — about 7 bytes a row
+ * (its difference from the row before, times 2, plus 1 when the row's last time is not its first:
+ * a varint), the row's first time (ms after the day's start, 4 bytes little-endian) and, when
+ * flagged, its last time (ms after the first, a varint) — about 6 bytes a row
  * where a database row of the same costs about 60 and ~200 ns to read. The funnel reads a day of
  * a step in one value and counts in typed arrays indexed by user number.
  *
@@ -54,11 +55,12 @@ export function encodePack(day: number, rows: readonly PackRow[]): Buffer {
       throw new RangeError(`pack row: first time ${r.first} is not inside the day starting at ${day}`)
     if (!Number.isSafeInteger(r.last) || r.last < r.first)
       throw new RangeError(`pack row: last time ${r.last} is before the first time ${r.first}`)
-    varint(r.user - prev)
+    // Most rows are one message in their hour (last = first): no last time then.
+    varint((r.user - prev) * 2 + (r.last > r.first ? 1 : 0))
     prev = r.user
     out.writeUInt32LE(at, o)
     o += 4
-    varint(r.last - r.first)
+    if (r.last > r.first) varint(r.last - r.first)
   }
   return Buffer.from(out.subarray(0, o))
 }
@@ -81,11 +83,13 @@ export function decodePack(day: number, data: Uint8Array): PackRow[] {
   }
   let user = 0
   while (at < data.length) {
-    user += varint()
+    const step = varint()
+    const flagged = step % 2 === 1
+    user += (step - (flagged ? 1 : 0)) / 2
     if (at + 4 > data.length) throw new RangeError('pack: truncated')
     const first = day + Buffer.from(data.buffer, data.byteOffset + at, 4).readUInt32LE(0)
     at += 4
-    rows.push({ user, first, last: first + varint() })
+    rows.push({ user, first, last: flagged ? first + varint() : first })
   }
   return rows
 }
@@ -166,17 +170,22 @@ function takePack(
         v += (x & 0x7f) * s
       }
     }
-    user += v
+    // Its low bit: a last time follows the first.
+    const flagged = v % 2
+    user += (v - flagged) / 2
     const first =
       day +
       ((b[o] as number) | ((b[o + 1] as number) << 8) | ((b[o + 2] as number) << 16)) +
       (b[o + 3] as number) * 0x1000000
     o += 4
-    x = b[o++] as number
-    v = x & 0x7f
-    for (let s = 0x80; x & 0x80; s *= 0x80) {
+    v = 0
+    if (flagged === 1) {
       x = b[o++] as number
-      v += (x & 0x7f) * s
+      v = x & 0x7f
+      for (let s = 0x80; x & 0x80; s *= 0x80) {
+        x = b[o++] as number
+        v += (x & 0x7f) * s
+      }
     }
     if (!inside && (first < from || first >= end)) continue
     if (user >= users) throw new RangeError(`funnel: user number ${user} is not below ${users}`)
