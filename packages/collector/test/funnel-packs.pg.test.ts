@@ -96,8 +96,15 @@ describe('funnel step packs: PostgreSQL', () => {
     await store.packFunnels(await allSteps(client))
     expect(await count('funnel_packs')).toBeGreaterThan(0)
     expect(await count('funnel_users')).toBeGreaterThan(0)
+    // A range ending in the future too: no day after a step's last row is read.
     for (const steps of [...FUNNELS, walk])
-      for (const q of [{}, ...RANGES, { bot: 'shop' }, { to: BASE + 2 * DAY_MS }]) {
+      for (const q of [
+        {},
+        ...RANGES,
+        { bot: 'shop' },
+        { to: BASE + 2 * DAY_MS },
+        { from: BASE, to: t0 + 40 * DAY_MS },
+      ]) {
         const got = await run(packedFunnel(d, { ...q, steps }, t0))
         expect(got.unpacked, JSON.stringify(q)).toBe(0)
         expect(got.lines, `${JSON.stringify(q)} ${JSON.stringify(steps)}`).toEqual(funnelOf(all, q, steps))
@@ -105,10 +112,11 @@ describe('funnel step packs: PostgreSQL', () => {
     await expectFunnelRecount(store, all, RANGES)
 
     // The packs' days are not read as rows: with the step rows of those days gone (but each
-    // step's first hour, where the read starts), the packed funnel still counts them.
+    // step's first and last hour, where its read starts and ends), the packed funnel still counts them.
     await client.query('BEGIN')
     const gone = await client.query(`DELETE FROM convotrack_rollup_user_steps s
-      WHERE s.hour > (SELECT min(hour) FROM convotrack_rollup_user_steps x WHERE x.kind = s.kind AND x.name = s.name)`)
+      WHERE s.hour > (SELECT min(hour) FROM convotrack_rollup_user_steps x WHERE x.kind = s.kind AND x.name = s.name)
+        AND s.hour < (SELECT max(hour) FROM convotrack_rollup_user_steps x WHERE x.kind = s.kind AND x.name = s.name)`)
     expect(gone.rowCount).toBeGreaterThan(100)
     const hidden = await run(packedFunnel(d, { steps: walk }, t0))
     await client.query('ROLLBACK')
@@ -197,25 +205,65 @@ describe('funnel step packs: PostgreSQL', () => {
     await load(store, trafficOn(0, 400, 71))
     const all = await allMessages(store)
     const walk = busiestWalk(all)
-    await store.packFunnels(walk)
+    // Another step packed too, with rows on days 0, 1 and 2, emptied by hand below: day 1 (between
+    // its first and last), then day 0 (its first).
+    const others = (await allSteps(client)).filter((x) => !walk.some((w) => w.kind === x.kind && w.name === x.name))
+    const rowsOn = async (x: FunnelStep, day: number) =>
+      (
+        await client.query(
+          'SELECT 1 FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2 AND hour >= $3 AND hour < $4',
+          [x.kind, x.name, BASE + day * DAY_MS, BASE + (day + 1) * DAY_MS],
+        )
+      ).rowCount ?? 0
+    let other: FunnelStep | undefined
+    for (const x of others)
+      if (!other && (await rowsOn(x, 0)) > 0 && (await rowsOn(x, 1)) > 0 && (await rowsOn(x, 2)) > 0) other = x
+    if (!other) throw new Error('no other step on days 0, 1 and 2')
+    await store.packFunnels([...walk, other])
+    const packsOn = async (day: number) =>
+      Number(
+        (
+          await client.query(
+            'SELECT count(*) AS n FROM convotrack_funnel_packs WHERE kind = $1 AND name = $2 AND day = $3',
+            [other?.kind, other?.name, BASE + day * DAY_MS],
+          )
+        ).rows[0].n,
+      )
+    const empty = (day: number) =>
+      client.query(
+        'DELETE FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2 AND hour >= $3 AND hour < $4',
+        [other?.kind, other?.name, BASE + day * DAY_MS, BASE + (day + 1) * DAY_MS],
+      )
+    expect(await packsOn(0)).toBeGreaterThan(0)
+    expect(await packsOn(1)).toBeGreaterThan(0)
     const want = funnelOf(all, {}, walk)
     expect((await run(packedFunnel(d, { steps: walk }, t0))).lines).toEqual(want)
-    // A change to packed days' step rows that counted nothing up (as a collector of the version
-    // before would make during an upgrade): the walk's second step gone after its first hour.
-    const changed = await client.query(
-      `DELETE FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2
-        AND hour > (SELECT min(hour) FROM convotrack_rollup_user_steps WHERE kind = $1 AND name = $2)`,
-      [walk[1]?.kind, walk[1]?.name],
-    )
-    expect(changed.rowCount).toBeGreaterThan(0)
+    // A change to a packed day's step rows that counted nothing up (as a collector of the version
+    // before would make during an upgrade): a user's walk added by hand on day 1, an hour a step.
+    for (const [i, st] of walk.entries()) {
+      const ts = BASE + DAY_MS + (10 + i) * HOUR_MS + 60_000
+      await client.query(
+        `INSERT INTO convotrack_rollup_user_steps (bot, hour, kind, name, user_id, n, first_ts, last_ts)
+          VALUES ('shop', $1, $2, $3, 'by-hand', 1, $4, $4)`,
+        [ts - (ts % HOUR_MS), st.kind, st.name, ts],
+      )
+    }
+    await empty(1)
     // The hourly job within the week: the packs stand (nothing told them).
     await store.repackFunnels()
     expect((await run(packedFunnel(d, { steps: walk }, t0))).lines).toEqual(want)
     // A week after they were made, the hourly job makes them again: the change is counted.
     await client.query(`UPDATE convotrack_funnel_pack_days SET made = made - $1`, [8 * DAY_MS])
     await store.repackFunnels()
+    // The other step's emptied day is packed empty: its packs from before are gone; so are those
+    // of a first day emptied (before the step's first row now).
+    expect(await packsOn(1)).toBe(0)
+    await empty(0)
+    await client.query(`UPDATE convotrack_funnel_pack_days SET made = made - $1`, [8 * DAY_MS])
+    await store.repackFunnels()
+    expect(await packsOn(0)).toBe(0)
     const after = await run(packedFunnel(d, { steps: walk }, t0))
-    expect(after.lines?.[1]?.users).toBeLessThan(want[1]?.users ?? 0)
+    expect(after.lines?.map((l) => l.users)).toEqual(want.map((l) => l.users + 1))
     // What the hourly rows hold now, counted from the rows themselves (no pack).
     const numbers = new Map<string, number>()
     const rowsNow: StepRows[] = []

@@ -209,6 +209,13 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
     if (seen.has(key)) continue
     seen.add(key)
     const { now: made, end, first } = yield* packBounds(d, step)
+    // Days before the step's first row (their rows gone since: an erasure, the retention sweep):
+    // no pack of them is kept.
+    for (const table of [PACKS, PACK_DAYS])
+      yield {
+        sql: `DELETE FROM ${d.table(table)} WHERE kind = ? AND name = ?${first === null ? '' : ' AND day < ?'}`,
+        params: first === null ? [step.kind, step.name] : [step.kind, step.name, first],
+      }
     if (first === null || first >= end) continue
     const current = yield* currentPacks(d, step, {}, first, end, made - PACK_MAX_AGE_MS)
     // The days with rows, one index probe each (not every row of the step).
@@ -231,8 +238,7 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
         sql: `INSERT INTO ${users} (bot, user_id, num)
           SELECT s.bot, s.user_id, nextval('${d.table(USER_NUMS)}') FROM (
             SELECT DISTINCT bot, user_id FROM ${hours} WHERE kind = ? AND name = ? AND hour >= ? AND hour < ?
-          ) s WHERE NOT EXISTS (SELECT 1 FROM ${users} u WHERE u.bot = s.bot AND u.user_id = s.user_id)
-          ORDER BY s.bot, s.user_id`,
+          ) s WHERE NOT EXISTS (SELECT 1 FROM ${users} u WHERE u.bot = s.bot AND u.user_id = s.user_id)`,
         params: range,
       }
       // The day's rows and its generation, read in one statement (one snapshot).
@@ -343,37 +349,40 @@ export function* packedFunnel(
   })
   const [head] = yield {
     sql: `SELECT ${now} AS now, ${steps
-      .map((_, k) => `(SELECT min(hour) FROM ${hours} WHERE kind = ? AND name = ?) AS f${k}`)
+      .map(
+        (_, k) =>
+          `(SELECT min(hour) FROM ${hours} WHERE kind = ? AND name = ?) AS f${k}, (SELECT max(hour) FROM ${hours} WHERE kind = ? AND name = ?) AS l${k}`,
+      )
       .join(', ')}`,
-    params: steps.flatMap((s) => [s.kind, s.name]),
+    params: steps.flatMap((s) => [s.kind, s.name, s.kind, s.name]),
   }
   const at = clock ?? Number(head?.now)
   const end = dayOf(at - PACK_AFTER_MS)
-  // Each step's first day (none: a step without rows).
-  const firsts = steps.map((_, k) => {
-    const v = head?.[`f${k}`]
-    return v === null || v === undefined ? null : dayOf(Number(v))
-  })
+  // Each step's first and last day (none: a step without rows).
+  const dayIn = (v: unknown): number | null => (v === null || v === undefined ? null : dayOf(Number(v)))
+  const firsts = steps.map((_, k) => dayIn(head?.[`f${k}`]))
+  const lasts = steps.map((_, k) => dayIn(head?.[`l${k}`]))
   if (firsts[0] === null || firsts[0] === undefined) return zero()
   // No step can count before its own first row, nor any after the first before the first step's.
   const from = Math.max(dayOf(r.from), firsts[0])
-  // The days the range overlaps (to today's end when it has no end).
+  // The days the range overlaps (to today's end when it has no end), of each step from its first
+  // day to its last (a range ending in the future reads no day after a step's last row).
   const to = dayOf(r.to === null ? at : r.to - 1) + DAY_MS
   const starts = firsts.map((f) => (f === null ? to : Math.max(from, f)))
+  const ends = lasts.map((l) => (l === null ? to : Math.min(to, l + DAY_MS)))
   // Every step's current packs (its day's generation, whatever their age), of the scope's bots.
   const params: unknown[] = []
   const values = steps
     .map((s, k) => {
-      params.push(k, s.kind, s.name, starts[k])
-      return '(?::int, ?::text, ?::text, ?::bigint)'
+      params.push(k, s.kind, s.name, starts[k], ends[k])
+      return '(?::int, ?::text, ?::text, ?::bigint, ?::bigint)'
     })
     .join(', ')
-  params.push(to)
   const scope = scopeSql(d, filter, params, 'p.bot')
   const packRows = yield {
-    sql: `SELECT s.k, m.day, p.data FROM (VALUES ${values}) AS s(k, kind, name, start)
+    sql: `SELECT s.k, m.day, p.data FROM (VALUES ${values}) AS s(k, kind, name, start, stop)
       JOIN ${d.table(PACK_DAYS)} m ON m.kind = s.kind COLLATE "C" AND m.name = s.name COLLATE "C"
-        AND m.day >= s.start AND m.day < ?
+        AND m.day >= s.start AND m.day < s.stop
       LEFT JOIN ${d.table(GENS)} g ON g.day = m.day
       LEFT JOIN ${d.table(PACKS)} p ON p.kind = m.kind AND p.name = m.name AND p.day = m.day AND p.gen = m.gen${scope}
       WHERE m.gen = coalesce(g.gen, 0)`,
@@ -394,7 +403,7 @@ export function* packedFunnel(
   for (const [k, start] of starts.entries()) {
     const packs: StepRows['packs'][number][] = []
     let days = 0
-    for (let day = start; day < to; day += DAY_MS) {
+    for (let day = start; day < (ends[k] as number); day += DAY_MS) {
       const data = current[k]?.get(day)
       if (data !== undefined) {
         for (const p of data) packs.push({ day, data: p })
