@@ -101,7 +101,6 @@ const accepted = acceptedScaleRecord(shape, 's.')
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
 
-/** The bench's own store (seeding, counting): a 10-minute query timeout, as a count of 10 M rows takes a while. */
 /** The steps of the funnel read below. */
 const FUNNEL_STEPS = [
   { kind: 'intent', name: 'greeting' },
@@ -109,6 +108,7 @@ const FUNNEL_STEPS = [
   { kind: 'event', name: 'purchase' },
 ] as const
 
+/** The bench's own store (seeding, counting): a 10-minute query timeout, as a count of 10 M rows takes a while. */
 async function openStore(db: string): Promise<RecordStore> {
   return isPostgresUrl(db) ? PgRecordStore.open(db, { queryTimeoutMs: 600_000 }) : new SqliteRecordStore(db)
 }

@@ -22,10 +22,12 @@
 import type { ReadFilter } from '../store/store'
 import { USER_STEPS } from './analytics-tables'
 import type { FunnelLine, FunnelStep } from './analytics-types'
+import { stepOf } from './analytics-writes'
 import type { Dialect, Row } from './dialect'
 import { encodePack, funnelFromPacks, type PackRow, type StepRows } from './funnel-packs'
 import { scopeSql } from './message-queries'
 import { DAY_MS, HOUR_MS, hourRange } from './range'
+import type { RollupMessage } from './rollup-delta'
 import type { Steps } from './rollup-writes'
 
 const USERS = 'funnel_users'
@@ -93,14 +95,6 @@ ALTER TABLE ${packs} ALTER COLUMN data SET STORAGE EXTERNAL;
 `
 }
 
-/** A message as the writers below see it: its user, time and whether it is a funnel step. */
-export interface StepWrite {
-  bot: string
-  userId: string
-  ts: number
-  step: boolean
-}
-
 /**
  * In a writer's transaction that stored or took back `messages` (PostgreSQL): the days of step
  * rows ended an hour ago or more are counted up (in day order, the same lock order for every
@@ -108,7 +102,7 @@ export interface StepWrite {
  */
 export function* touchPackedDays(
   d: Dialect,
-  messages: readonly StepWrite[],
+  messages: readonly RollupMessage[],
   erased: boolean,
   clock = Date.now(),
 ): Steps {
@@ -116,7 +110,7 @@ export function* touchPackedDays(
   const days = new Set<number>()
   // Only days the database may count up are sent (a clock behind the database's by less than the slack).
   for (const m of messages)
-    if (m.step && m.userId !== '' && dayOf(m.ts) < clock - COUNT_UP_AFTER_MS - DAY_MS + CLOCK_SLACK_MS)
+    if (m.userId !== '' && dayOf(m.ts) < clock - COUNT_UP_AFTER_MS - DAY_MS + CLOCK_SLACK_MS && stepOf(m) !== null)
       days.add(dayOf(m.ts))
   if (days.size > 0) {
     const gens = d.table(GENS)
@@ -129,8 +123,8 @@ export function* touchPackedDays(
     }
   }
   if (!erased) return
-  const users = new Map<string, StepWrite>()
-  for (const m of messages) if (m.step && m.userId !== '') users.set(`${m.bot}\u0000${m.userId}`, m)
+  const users = new Map<string, RollupMessage>()
+  for (const m of messages) if (m.userId !== '' && stepOf(m) !== null) users.set(`${m.bot}\u0000${m.userId}`, m)
   if (users.size === 0) return
   const bots = [...users.values()].map((m) => m.bot)
   const ids = [...users.values()].map((m) => m.userId)

@@ -14,10 +14,10 @@
  * or {@link LATE_TABLES} (a few rows per hour that every batch touches).
  */
 import { SESSION_HOURS } from './analytics-tables'
-import { ingestAnalytics, stepOf, takeBackAnalytics } from './analytics-writes'
+import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
 import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation-starts'
 import type { Dialect, Query } from './dialect'
-import { type StepWrite, touchPackedDays } from './funnel-packs-pg'
+import { touchPackedDays } from './funnel-packs-pg'
 import { mirrorPhraseDays, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
 import { NH_PHRASES, SEGMENTS, USER_SEEN } from './read-summary-tables'
@@ -97,15 +97,8 @@ export function* ingestSummaries(
   yield* ingestUsage(d, fresh)
   mirrorPhraseDays(late.deltas)
   yield* writeLate(d, late.deltas)
-  yield* touchPackedDays(d, fresh.map(stepWrite), false)
+  yield* touchPackedDays(d, fresh, false)
 }
-
-const stepWrite = (m: RollupMessage): StepWrite => ({
-  bot: m.bot,
-  userId: m.userId,
-  ts: m.ts,
-  step: stepOf(m) !== null,
-})
 
 /**
  * After records were deleted (erasure, retention): their share taken out of every summary.
@@ -128,5 +121,5 @@ export function* takeBackSummaries(
   yield* writeUsage(d, usage)
   mirrorPhraseDays(late.deltas)
   yield* writeLate(d, late.deltas)
-  yield* touchPackedDays(d, doomed.map(stepWrite), true)
+  yield* touchPackedDays(d, doomed, true)
 }

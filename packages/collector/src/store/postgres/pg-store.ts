@@ -299,11 +299,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     counted: (filter: ReadFilter & { steps: readonly FunnelStep[]; budgetMs?: number }) => Promise<FunnelLine[]>,
   ): Promise<FunnelLine[]> {
     const found = await this.transaction(
-      (sql) =>
-        runStepsAsync(
-          packedFunnel(d, filter),
-          async (q) => (await sql.query<Row>(d.sql(q.sql), q.params as unknown[])).rows,
-        ),
+      (sql) => runSteps(sql, packedFunnel(d, filter)),
       Math.max(filter.budgetMs ?? 0, this.queryTimeoutMs),
       this.offPathReads,
     )
@@ -335,15 +331,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       while (this.packWanted.size > 0 && !this.closed) {
         const batch = [...this.packWanted.values()]
         this.packWanted.clear()
-        await this.transaction(
-          (sql) =>
-            runStepsAsync(
-              packSteps(d, batch),
-              async (q) => (await sql.query<Row>(d.sql(q.sql), q.params as unknown[])).rows,
-            ),
-          undefined,
-          this.offPathReads,
-        )
+        await this.transaction((sql) => runSteps(sql, packSteps(d, batch)), undefined, this.offPathReads)
       }
     })()
       .catch((e) => {
