@@ -68,7 +68,7 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
       runStepsAsync(steps, async (q) => (await client.query(d.sql(q.sql), q.params as unknown[])).rows)
     const count = async (table: string) =>
       Number((await client.query(`SELECT count(*) AS n FROM convotrack_${table}`)).rows[0].n)
-    return { store, client, run, count }
+    return { store, client, run, count, url }
   }
 
   /** Every step the stored messages hold. */
@@ -287,7 +287,7 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
     expect(after.lines?.map((l) => l.users)).toEqual(funnelFromPacks(rowsNow, numbers.size, 0, null))
   })
 
-  it('a store from before the packs takes migration 23 (again: nothing changes) and packs its funnels', async () => {
+  it('a store from before the packs takes migrations 23 and 24 (again: nothing changes) and packs its funnels', async () => {
     const url = await server.createDatabase()
     const old = await PgRecordStore.open(url, { listen: false })
     await load(old, trafficOn(0, 300, 61))
@@ -295,12 +295,12 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
     const client = new pg.Client({ connectionString: url })
     await client.connect()
     clients.push(client)
-    // As the database of the version before: no pack tables, migration 23 not applied.
+    // As the database of the version before: no pack tables, migrations 23 and 24 not applied.
     await client.query(`DROP TABLE convotrack_funnel_packs, convotrack_funnel_pack_days, convotrack_funnel_day_gens,
-      convotrack_funnel_users; DROP SEQUENCE convotrack_funnel_user_nums; DELETE FROM convotrack_migrations WHERE version = 23`)
+      convotrack_funnel_users; DROP SEQUENCE convotrack_funnel_user_nums; DELETE FROM convotrack_migrations WHERE version >= 23`)
     const store = await PgRecordStore.open(url, { listen: false })
     opened.push(store)
-    expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(23)
+    expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(24)
     // Its statements run again change nothing (IF NOT EXISTS).
     await client.query(funnelPacksDdl(d))
     const t0 = Date.now()
@@ -314,5 +314,44 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
     expect(got.unpacked).toBe(0)
     expect(got.lines).toEqual(funnelOf(all, {}, walk))
     expect(got.lines?.at(-1)?.users).toBeGreaterThan(0)
+  })
+
+  it('packs made as bytea (migration 23) are kept by migration 24 as base64 text: read as they were, not made again', async () => {
+    const { store, client, run, count, url } = await fresh()
+    const t0 = Date.now()
+    await load(store, [...trafficOn(0, 300, 71), ...trafficOn(4, 300, 72)])
+    const all = await allMessages(store)
+    const walk = busiestWalk(all)
+    await store.packFunnels(walk)
+    const packs = async () =>
+      (await client.query('SELECT kind, name, day, bot, gen, data FROM convotrack_funnel_packs ORDER BY 1, 2, 3, 4'))
+        .rows
+    const made = await packs()
+    expect(made.length).toBeGreaterThan(0)
+    // As a store at migration 23: the packs' bytes in a bytea column.
+    await client.query(`ALTER TABLE convotrack_funnel_packs ALTER COLUMN data TYPE bytea USING decode(data, 'base64');
+      DELETE FROM convotrack_migrations WHERE version = 24`)
+    expect(
+      (await client.query('SELECT pg_typeof(data)::text AS t FROM convotrack_funnel_packs LIMIT 1')).rows[0].t,
+    ).toBe('bytea')
+    await store.close()
+    opened.splice(opened.indexOf(store), 1)
+    const again = await PgRecordStore.open(url, { listen: false })
+    opened.push(again)
+    const column = await client.query(
+      `SELECT data_type, (SELECT attstorage FROM pg_attribute WHERE attrelid = 'convotrack_funnel_packs'::regclass AND attname = 'data') AS storage
+        FROM information_schema.columns WHERE table_name = 'convotrack_funnel_packs' AND column_name = 'data'`,
+    )
+    expect(column.rows[0]).toEqual({ data_type: 'text', storage: 'e' })
+    // The same packs, byte for byte, and the funnel read from them alone.
+    expect(await packs()).toEqual(made)
+    expect(await count('funnel_packs')).toBe(made.length)
+    const got = await run(packedFunnel(d, { steps: walk }, t0))
+    expect(got.unpacked).toBe(0)
+    expect(got.lines).toEqual(funnelOf(all, {}, walk))
+    expect(got.lines?.at(-1)?.users).toBeGreaterThan(0)
+    // Nothing made again.
+    await again.packFunnels(walk)
+    expect(await packs()).toEqual(made)
   })
 })

@@ -96,6 +96,26 @@ ALTER TABLE ${packs} ALTER COLUMN data SET STORAGE EXTERNAL;
 }
 
 /**
+ * PostgreSQL migration 24: a pack's bytes kept as base64 text, not bytea. A bytea value is sent to
+ * a client as hex text made by the server at every read (about 5 ms a MB of pack); a text value is
+ * sent as it is stored and decoded by Node's native base64 (5.3 MB of packs: 13–26 against 30–38
+ * ms from query to bytes, 10 M records).
+ */
+export function funnelPacksTextDdl(d: Dialect): string {
+  const packs = d.table(PACKS)
+  return `
+ALTER TABLE ${packs} ALTER COLUMN data TYPE text USING translate(encode(data, 'base64'), E'\\n', '');
+ALTER TABLE ${packs} ALTER COLUMN data SET STORAGE EXTERNAL;
+`
+}
+
+/** A pack as the database keeps it (base64 text, migration 24). */
+const packText = (data: Uint8Array): string =>
+  Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
+/** A pack's bytes from the database's base64 text. */
+const packBytes = (text: unknown): Uint8Array => Buffer.from(String(text), 'base64')
+
+/**
  * In a writer's transaction that stored or took back `messages` (PostgreSQL): the days of step
  * rows ended an hour ago or more are counted up (in day order, the same lock order for every
  * writer); after a take-back (`erased`), the numbers of its users left without a step row go.
@@ -177,7 +197,7 @@ function* currentPacks(
   for (const r of rows) {
     const day = Number(r.day)
     const list = days.get(day) ?? []
-    if (r.data !== null && r.data !== undefined) list.push(r.data as Uint8Array)
+    if (r.data !== null && r.data !== undefined) list.push(packBytes(r.data))
     days.set(day, list)
   }
   return days
@@ -264,8 +284,15 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
       if (bots.length > 0)
         yield {
           sql: `INSERT INTO ${d.table(PACKS)} (kind, name, day, bot, gen, data)
-            SELECT ?, ?, ?, bot, ?, data FROM unnest(?::text[], ?::bytea[]) AS x(bot, data)`,
-          params: [step.kind, step.name, day, gen, bots, bots.map((b) => encodePack(day, byBot.get(b) ?? []))],
+            SELECT ?, ?, ?, bot, ?, data FROM unnest(?::text[], ?::text[]) AS x(bot, data)`,
+          params: [
+            step.kind,
+            step.name,
+            day,
+            gen,
+            bots,
+            bots.map((b) => packText(encodePack(day, byBot.get(b) ?? []))),
+          ],
         }
       yield {
         sql: `INSERT INTO ${d.table(PACK_DAYS)} (kind, name, day, gen, made) VALUES (?, ?, ?, ?, ?)
@@ -387,7 +414,7 @@ export function* packedFunnel(
     const days = current[Number(row.k)] as Map<number, Uint8Array[]>
     const day = Number(row.day)
     const list = days.get(day) ?? []
-    if (row.data !== null && row.data !== undefined) list.push(row.data as Uint8Array)
+    if (row.data !== null && row.data !== undefined) list.push(packBytes(row.data))
     days.set(day, list)
   }
   const sources: StepRows[] = []

@@ -14,7 +14,7 @@
  * the step before), with a row's first time when it comes after the step before, else its last
  * time (within one hour a step after the previous one is taken at its latest time in that hour).
  */
-import { DAY_MS } from './range'
+import { DAY_MS, HOUR_MS } from './range'
 
 /** One hourly row of a step: the user's number, the row's first and last time (epoch ms). */
 export interface PackRow {
@@ -104,12 +104,12 @@ export function funnelFromPacks(steps: readonly StepRows[], users: number, from:
   const counts: number[] = []
   let before: Float64Array | null = null
   for (const step of steps) {
-    // Each user's time of this step (Infinity: not reached), from the time of the step before.
+    // Each user's time of this step (Infinity: not reached), from the time of the step before
+    // (filled natively: no loop over every user in JavaScript, which is slow before it is compiled).
     const at = new Float64Array(users).fill(Number.POSITIVE_INFINITY)
-    for (const p of step.packs) takePack(p.day, p.data, at, before, from, end)
-    for (const r of step.rows) take(r.user, r.first, r.last, at, before, from, end)
     let n = 0
-    for (let u = 0; u < users; u++) if ((at[u] as number) !== Number.POSITIVE_INFINITY) n++
+    for (const p of step.packs) n += takePack(p.day, p.data, at, before, from, end)
+    for (const r of step.rows) n += take(r.user, r.first, r.last, at, before, from, end)
     counts.push(n)
     if (n === 0) {
       // Nobody goes on: the next steps count none (their rows need not be read).
@@ -121,7 +121,10 @@ export function funnelFromPacks(steps: readonly StepRows[], users: number, from:
   return counts
 }
 
-/** One row into the step's times `at`, from the times of the step before (`prev`; null: step 1). */
+/**
+ * One row into the step's times `at`, from the times of the step before (`prev`; null: step 1).
+ * Returns 1 when the row is the user's first of the step, else 0.
+ */
 function take(
   user: number,
   first: number,
@@ -130,20 +133,25 @@ function take(
   prev: Float64Array | null,
   from: number,
   end: number,
-): void {
-  if (first < from || first >= end) return
+): number {
+  if (first < from || first >= end) return 0
   if (user >= at.length) throw new RangeError(`funnel: user number ${user} is not below ${at.length}`)
   let t = first
   if (prev !== null) {
     const p = prev[user] as number
     // The row is after the step before when it ends after it (the earlier rows end before).
-    if (!(last > p)) return
+    if (!(last > p)) return 0
     if (!(first > p)) t = last
   }
-  if (t < (at[user] as number)) at[user] = t
+  const was = at[user] as number
+  if (t < was) at[user] = t
+  return was === Number.POSITIVE_INFINITY ? 1 : 0
 }
 
-/** A pack's rows into the step's times (the decoding of decodePack in one loop, no call per row). */
+/**
+ * A pack's rows into the step's times (the decoding of decodePack in one loop, no call per row);
+ * returns the users it is the first row of the step of.
+ */
 function takePack(
   day: number,
   b: Uint8Array,
@@ -151,11 +159,12 @@ function takePack(
   prev: Float64Array | null,
   from: number,
   end: number,
-): void {
+): number {
   const size = b.length
   const users = at.length
   // The whole day inside the range: no row's time needs a test.
   const inside = day >= from && day + DAY_MS <= end
+  let reached = 0
   let o = 0
   let user = 0
   while (o < size) {
@@ -196,9 +205,12 @@ function takePack(
       if (!(last > p)) continue
       if (!(first > p)) t = last
     }
-    if (t < (at[user] as number)) at[user] = t
+    const was = at[user] as number
+    if (was === Number.POSITIVE_INFINITY) reached++
+    if (t < was) at[user] = t
   }
   if (o > size) throw new RangeError('pack: truncated')
+  return reached
 }
 
 let warmed = false
@@ -213,16 +225,21 @@ export function warmFunnelPacks(): void {
   if (warmed) return
   warmed = true
   setTimeout(() => {
-    const rows = (salt: number): PackRow[] =>
-      Array.from({ length: 2000 }, (_, i) => ({
-        user: (i * 7 + salt) % 1500,
-        first: ((i * 7919 + salt) % 86_000) * 1000,
-        last: ((i * 7919 + salt) % 86_000) * 1000 + (i % 3) * 500,
-      }))
+    // Times like real ones (epoch ms above 2^31: doubles, not small integers — code compiled for
+    // small integers would be thrown away at the first real count), two days, both kinds of range.
+    const day = Date.UTC(2026, 0, 1)
+    const rows = (salt: number, on: number): PackRow[] =>
+      Array.from({ length: 2000 }, (_, i) => {
+        const first = on + ((i * 7919 + salt) % 86_000) * 1000
+        return { user: (i * 7 + salt) % 1500, first, last: first + (i % 3) * 500 }
+      })
     const steps: StepRows[] = [1, 2, 3].map((salt) => ({
-      packs: [{ day: 0, data: encodePack(0, rows(salt)) }],
-      rows: rows(salt + 5),
+      packs: [day, day + DAY_MS].map((on) => ({ day: on, data: encodePack(on, rows(salt, on)) })),
+      rows: rows(salt + 5, day + 2 * DAY_MS),
     }))
-    for (let i = 0; i < 10; i++) funnelFromPacks(steps, 1500, 0, null)
+    for (let i = 0; i < 10; i++) {
+      funnelFromPacks(steps, 1500, 0, null)
+      funnelFromPacks(steps, 1500, day + 6 * HOUR_MS, day + DAY_MS + 18 * HOUR_MS)
+    }
   }, 0).unref()
 }

@@ -3,7 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
-import { funnelPacksDdl } from '../../reports/funnel-packs-pg'
+import { funnelPacksDdl, funnelPacksTextDdl } from '../../reports/funnel-packs-pg'
 import { spansIndexDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
@@ -250,6 +250,11 @@ ${analyticsDdl(postgresDialect)}
     version: 23,
     name: 'funnel step packs: past days of each step as one value per bot, users by number (filled by the collector when funnels are counted)',
     sql: funnelPacksDdl(postgresDialect),
+  },
+  {
+    version: 24,
+    name: 'funnel step packs kept as base64 text (sent as stored; a bytea is made hex by the server at every read)',
+    sql: funnelPacksTextDdl(postgresDialect),
   },
 ]
 
