@@ -6,11 +6,11 @@
  */
 import { PgRecordStore } from '@convotrack/collector'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { FunnelStep } from '../src/reports/analytics-types'
 import { postgresDialect as d } from '../src/reports/dialect'
 import { funnelFromPacks, type StepRows } from '../src/reports/funnel-packs'
-import { funnelPacksDdl, MAX_LOOSE_DAYS, packedFunnel } from '../src/reports/funnel-packs-pg'
+import { funnelPacksDdl, MAX_LOOSE_DAYS, packedFunnel, stepsToPack } from '../src/reports/funnel-packs-pg'
 import { DAY_MS, HOUR_MS } from '../src/reports/range'
 import { runStepsAsync } from '../src/reports/rollup-writes'
 import { RECOUNT_HERE } from './analytics-recount'
@@ -353,5 +353,61 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
     // Nothing made again.
     await again.packFunnels(walk)
     expect(await packs()).toEqual(made)
+  })
+
+  it("the collector's job packs every step with rows, not only a funnel's: a funnel over any steps is read from packs at its first count", async () => {
+    const { store, client, run, count } = await fresh()
+    const t0 = Date.now()
+    await load(store, [...trafficOn(0, 400, 81), ...trafficOn(6, 400, 82)])
+    const all = await allMessages(store)
+    const steps = await allSteps(client)
+    expect(steps.length).toBeGreaterThan(3)
+    // Up to a number of steps with rows, in kind and name order (one index probe each).
+    expect(await run(stepsToPack(d, 2))).toEqual(steps.slice(0, 2))
+    expect(await run(stepsToPack(d))).toEqual(steps)
+    // A step packed for a funnel is packed again by the job whatever the bound.
+    const last = steps.at(-1) as FunnelStep
+    await store.packFunnels([last])
+    expect(await run(stepsToPack(d, 2))).toEqual([...steps.slice(0, 2), last])
+    expect(await count('funnel_pack_days')).toBeGreaterThan(0)
+
+    await store.repackFunnels()
+    const packed = await client.query('SELECT DISTINCT kind, name FROM convotrack_funnel_pack_days ORDER BY kind, name')
+    expect(packed.rows).toEqual(steps)
+    // Any steps, never asked for before: from packs alone, the recount's answer.
+    const walks = [...FUNNELS, busiestWalk(all), [steps[0], steps.at(-1)] as FunnelStep[]]
+    for (const walk of walks) {
+      const got = await run(packedFunnel(d, { steps: walk }, t0))
+      expect(got.unpacked, JSON.stringify(walk)).toBe(0)
+      expect(got.lines, JSON.stringify(walk)).toEqual(funnelOf(all, {}, walk))
+    }
+  })
+
+  it("the collector's job first runs 5 minutes after the store opens, then every hour", async () => {
+    const url = await server.createDatabase()
+    // Timers driven by the test (the database's I/O is real).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
+    try {
+      const store = await PgRecordStore.open(url, { listen: false })
+      opened.push(store)
+      let runs = 0
+      store.repackFunnels = async () => {
+        runs++
+      }
+      vi.advanceTimersByTime(5 * 60_000 - 1)
+      expect(runs).toBe(0)
+      vi.advanceTimersByTime(1)
+      expect(runs).toBe(1)
+      vi.advanceTimersByTime(3_600_000 - 1)
+      expect(runs).toBe(1)
+      vi.advanceTimersByTime(1)
+      expect(runs).toBe(2)
+      await store.close()
+      opened.splice(opened.indexOf(store), 1)
+      vi.advanceTimersByTime(3 * 3_600_000)
+      expect(runs).toBe(2)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -123,6 +123,35 @@ describe('funnel step packs', () => {
     )
   })
 
+  it("a row at the range's first millisecond counts, one a millisecond before it does not, and nobody goes on from a step not reached", () => {
+    const day = Date.UTC(2026, 10, 3)
+    const from = day + 5 * HOUR_MS
+    const first: StepRows = {
+      packs: [
+        {
+          day,
+          data: encodePack(day, [
+            { user: 0, first: from, last: from },
+            { user: 1, first: from - 1, last: from - 1 },
+          ]),
+        },
+      ],
+      rows: [],
+    }
+    // User 0 again in the same millisecond (its last time after it: taken), user 1 only here.
+    const second: StepRows = {
+      packs: [],
+      rows: [
+        { user: 0, first: from, last: from + 5 },
+        { user: 1, first: from + 10, last: from + 10 },
+      ],
+    }
+    expect(funnelFromPacks([first, second], 2, from, null)).toEqual([1, 1])
+    expect(funnelFromPacks([first, second], 2, from - HOUR_MS, null)).toEqual([2, 2])
+    expect(funnelFromPacks([first, second], 2, from - HOUR_MS, from)).toEqual([1, 0])
+    expect(() => funnelFromPacks([first], 2, Number.NEGATIVE_INFINITY, null)).toThrow(/not a finite time/)
+  })
+
   it('counts what the statement counts: random worlds, every kind of range, packs and loose rows mixed', () => {
     let nonEmpty = 0
     for (let seed = 1; seed <= 40; seed++) {

@@ -6,6 +6,8 @@
  *
  * - **Numbers**: a pack names users by number (`funnel_users`: bot and user id → number, from a
  *   sequence), given by the packer the first time it packs a row of theirs.
+ * - **Which steps**: every step with rows (up to {@link MAX_AHEAD_STEPS}), by the collector's job 5
+ *   minutes after it starts and every hour, and a funnel's own steps when it is counted.
  * - **Which days**: a day is packed once it ended 3 hours ago (the database's clock), so a funnel
  *   reads today's rows (and yesterday's in the first hours of a day) as rows.
  * - **Kept exact**: a day's rows can still change (a record dated in the past, an erasure, the
@@ -201,6 +203,32 @@ function* currentPacks(
     days.set(day, list)
   }
   return days
+}
+
+/** Steps packed ahead at most: every step with rows up to this many (see {@link stepsToPack}). */
+export const MAX_AHEAD_STEPS = 200
+
+/**
+ * The steps to pack (the collector's job, a few minutes after it starts and every hour): every
+ * step with rows — up to `max` of them, in kind and name order, one index probe each (not a row
+ * per user) — and every step packed before, so that a funnel over any steps is read from packs
+ * from its first count. A funnel's own steps are packed when it is counted, whatever their number.
+ */
+export function* stepsToPack(d: Dialect, max = MAX_AHEAD_STEPS): Steps<FunnelStep[]> {
+  const hours = d.table(USER_STEPS.name)
+  const rows = yield {
+    sql: `WITH RECURSIVE s(kind, name) AS (
+        (SELECT kind, name FROM ${hours} ORDER BY kind, name LIMIT 1)
+        UNION ALL
+        SELECT x.kind, x.name FROM s, LATERAL (
+          SELECT t.kind, t.name FROM ${hours} t WHERE (t.kind, t.name) > (s.kind, s.name) ORDER BY t.kind, t.name LIMIT 1
+        ) x
+      )
+      (SELECT kind, name FROM s LIMIT ?) UNION SELECT DISTINCT kind, name FROM ${d.table(PACK_DAYS)}
+      ORDER BY kind, name`,
+    params: [max],
+  }
+  return rows.map((r) => ({ kind: r.kind as FunnelStep['kind'], name: String(r.name) }))
 }
 
 /**

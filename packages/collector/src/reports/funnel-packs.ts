@@ -97,19 +97,23 @@ export function decodePack(day: number, data: Uint8Array): PackRow[] {
 /**
  * The users of each step of a funnel, counted from the steps' rows: `users` bounds the user
  * numbers (every number is below it); a row counts when its first time is in `[from, to)` (hour
- * bounds: a row's times share its hour). `to` null: no end.
+ * bounds: a row's times share its hour; `from` finite). `to` null: no end.
  */
 export function funnelFromPacks(steps: readonly StepRows[], users: number, from: number, to: number | null): number[] {
-  const end = to ?? Number.POSITIVE_INFINITY
+  if (!Number.isFinite(from)) throw new RangeError(`funnel: from ${from} is not a finite time`)
+  // Times are kept after `base` (every time counted is from `from` on: 1 or more), so that 0 means
+  // "not reached" and an array of them needs no filling: memory the system gives zeroed, touched
+  // only where a user has a row (a fill of every user's place costs ~7 ms per step at 1.8 M numbers).
+  const base = from - 1
+  const end = to === null ? Number.POSITIVE_INFINITY : to - base
   const counts: number[] = []
   let before: Float64Array | null = null
   for (const step of steps) {
-    // Each user's time of this step (Infinity: not reached), from the time of the step before
-    // (filled natively: no loop over every user in JavaScript, which is slow before it is compiled).
-    const at = new Float64Array(users).fill(Number.POSITIVE_INFINITY)
+    // Each user's time of this step (0: not reached), from the time of the step before.
+    const at = new Float64Array(users)
     let n = 0
-    for (const p of step.packs) n += takePack(p.day, p.data, at, before, from, end)
-    for (const r of step.rows) n += take(r.user, r.first, r.last, at, before, from, end)
+    for (const p of step.packs) n += takePack(p.day, p.data, at, before, base, end)
+    for (const r of step.rows) n += take(r.user, r.first - base, r.last - base, at, before, end)
     counts.push(n)
     if (n === 0) {
       // Nobody goes on: the next steps count none (their rows need not be read).
@@ -122,8 +126,8 @@ export function funnelFromPacks(steps: readonly StepRows[], users: number, from:
 }
 
 /**
- * One row into the step's times `at`, from the times of the step before (`prev`; null: step 1).
- * Returns 1 when the row is the user's first of the step, else 0.
+ * One row (its times after the count's base) into the step's times `at`, from the times of the
+ * step before (`prev`; null: step 1). Returns 1 when the row is the user's first of the step, else 0.
  */
 function take(
   user: number,
@@ -131,39 +135,39 @@ function take(
   last: number,
   at: Float64Array,
   prev: Float64Array | null,
-  from: number,
   end: number,
 ): number {
-  if (first < from || first >= end) return 0
+  if (first < 1 || first >= end) return 0
   if (user >= at.length) throw new RangeError(`funnel: user number ${user} is not below ${at.length}`)
   let t = first
   if (prev !== null) {
     const p = prev[user] as number
     // The row is after the step before when it ends after it (the earlier rows end before).
-    if (!(last > p)) return 0
+    if (p === 0 || !(last > p)) return 0
     if (!(first > p)) t = last
   }
   const was = at[user] as number
-  if (t < was) at[user] = t
-  return was === Number.POSITIVE_INFINITY ? 1 : 0
+  if (was === 0 || t < was) at[user] = t
+  return was === 0 ? 1 : 0
 }
 
 /**
- * A pack's rows into the step's times (the decoding of decodePack in one loop, no call per row);
- * returns the users it is the first row of the step of.
+ * A pack's rows into the step's times (the decoding of decodePack in one loop, no call per row;
+ * times after `base`); returns the users it is the first row of the step of.
  */
 function takePack(
   day: number,
   b: Uint8Array,
   at: Float64Array,
   prev: Float64Array | null,
-  from: number,
+  base: number,
   end: number,
 ): number {
   const size = b.length
   const users = at.length
+  const start = day - base
   // The whole day inside the range: no row's time needs a test.
-  const inside = day >= from && day + DAY_MS <= end
+  const inside = start >= 1 && start + DAY_MS <= end
   let reached = 0
   let o = 0
   let user = 0
@@ -183,7 +187,7 @@ function takePack(
     const flagged = v % 2
     user += (v - flagged) / 2
     const first =
-      day +
+      start +
       ((b[o] as number) | ((b[o + 1] as number) << 8) | ((b[o + 2] as number) << 16)) +
       (b[o + 3] as number) * 0x1000000
     o += 4
@@ -196,18 +200,20 @@ function takePack(
         v += (x & 0x7f) * s
       }
     }
-    if (!inside && (first < from || first >= end)) continue
+    if (!inside && (first < 1 || first >= end)) continue
     if (user >= users) throw new RangeError(`funnel: user number ${user} is not below ${users}`)
     let t = first
     if (prev !== null) {
       const p = prev[user] as number
       const last = first + v
-      if (!(last > p)) continue
+      if (p === 0 || !(last > p)) continue
       if (!(first > p)) t = last
     }
     const was = at[user] as number
-    if (was === Number.POSITIVE_INFINITY) reached++
-    if (t < was) at[user] = t
+    if (was === 0) {
+      reached++
+      at[user] = t
+    } else if (t < was) at[user] = t
   }
   if (o > size) throw new RangeError('pack: truncated')
   return reached

@@ -6,7 +6,7 @@ import type { FunnelLine, FunnelStep } from '../../reports/analytics-types'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { warmFunnelPacks } from '../../reports/funnel-packs'
-import { packedFunnel, packSteps } from '../../reports/funnel-packs-pg'
+import { packedFunnel, packSteps, stepsToPack } from '../../reports/funnel-packs-pg'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
@@ -188,8 +188,13 @@ const numberTypes = {
 
 const SELECT_MESSAGE = selectMessages(d)
 
-/** How often the packed funnel steps are packed again (funnel-packs-pg.ts). */
+/** How often the funnel steps are packed (funnel-packs-pg.ts). */
 const REPACK_EVERY_MS = 3_600_000
+/**
+ * When the funnel steps are first packed after the store opens: after its start (migrations, the
+ * first requests), not during it.
+ */
+const PACK_AHEAD_AFTER_MS = 5 * 60_000
 
 /** PostgreSQL text cannot hold U+0000 (JSON allows "\u0000"): normalized columns get U+FFFD; `raw` keeps the escape. */
 const text = (v: string | null): string | null =>
@@ -308,13 +313,14 @@ export class PgRecordStore extends StoreReads implements RecordStore {
   }
 
   /**
-   * Packs again the steps packed before (the hourly job): their days that became old enough and
-   * those changed since their pack (a record dated in the past, an erasure, the retention sweep).
+   * Packs every funnel step (the collector's job, 5 minutes after the store opens and every hour
+   * after): the days of every step with rows (up to 200: `MAX_AHEAD_STEPS` in funnel-packs-pg.ts) and of every step
+   * packed before that became old enough, or changed since their pack (a record dated in the past,
+   * an erasure, the retention sweep) — so a funnel over any steps is counted from packs from its
+   * first count.
    */
   async repackFunnels(): Promise<void> {
-    const steps = await this.query<{ kind: FunnelStep['kind']; name: string }>(
-      'SELECT DISTINCT kind, name FROM convotrack_funnel_pack_days',
-    )
+    const steps = await runStepsAsync(stepsToPack(d), (q) => this.query<Row>(d.sql(q.sql), q.params))
     if (steps.length > 0) await this.packFunnels(steps)
   }
 
@@ -328,10 +334,11 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     while (this.packing) await this.packing
     if (this.closed || this.packWanted.size === 0) return
     this.packing = (async () => {
-      while (this.packWanted.size > 0 && !this.closed) {
-        const batch = [...this.packWanted.values()]
-        this.packWanted.clear()
-        await this.transaction((sql) => runSteps(sql, packSteps(d, batch)), undefined, this.offPathReads)
+      // A transaction per step: none held open while every step is packed.
+      for (const [key, step] of this.packWanted) {
+        if (this.closed) break
+        this.packWanted.delete(key)
+        await this.transaction((sql) => runSteps(sql, packSteps(d, [step])), undefined, this.offPathReads)
       }
     })()
       .catch((e) => {
@@ -386,8 +393,14 @@ export class PgRecordStore extends StoreReads implements RecordStore {
       await store.zonePreparer.resume()
       if (options.listen !== false) await store.startListening()
       warmFunnelPacks()
-      // Every hour, the packed steps' days that became old enough, or changed since, are packed.
-      store.packTimer = setInterval(() => void store.repackFunnels().catch(() => {}), REPACK_EVERY_MS)
+      // The funnel steps packed 5 minutes after the start, then every hour (repackFunnels).
+      const repack = () => void store.repackFunnels().catch(() => {})
+      store.packTimer = setTimeout(() => {
+        repack()
+        if (store.closed) return
+        store.packTimer = setInterval(repack, REPACK_EVERY_MS)
+        store.packTimer.unref()
+      }, PACK_AHEAD_AFTER_MS)
       store.packTimer.unref()
     } catch (e) {
       await pool.end().catch(() => {})
