@@ -58,6 +58,8 @@ export interface CollectorProcess {
   /** CPU time of the collector process so far, µs. */
   cpu(): Promise<number>
   counts(): Promise<{ records: number; messages: number }>
+  /** Runs the store's funnel packing job in that process (`repackFunnels`), ms. */
+  repackFunnels(): Promise<number>
   restart(): Promise<string>
   stop(): Promise<void>
 }
@@ -91,6 +93,7 @@ export async function startCollectorProcess(db: string): Promise<CollectorProces
     child,
     cpu: () => ask<number>(child, 'cpu', 'cpu'),
     counts: () => ask(child, 'counts', 'counts'),
+    repackFunnels: () => ask<number>(child, 'repackFunnels', 'repacked'),
     restart: () => ask<string>(child, 'restart', 'url'),
     stop: () =>
       new Promise((resolve) => {

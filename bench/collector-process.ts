@@ -2,7 +2,7 @@
  * A collector in its own process for the benchmarks, so its CPU is measured apart from the
  * client's. `fork('collector-process.ts', { execArgv: ['--import', 'tsx'], env: { BENCH_DB, BENCH_PORT } })`;
  * it sends `{ url }` when listening and answers the messages 'cpu' (`{ cpu: µs user+system }`),
- * 'counts' (`{ counts }`), 'restart' (close + start on the same file and port, `{ url }`) and 'stop'.
+ * 'counts' (`{ counts }`), 'repackFunnels' (the store's funnel packing job, `{ repacked: ms }`), 'restart' (close + start on the same file and port, `{ url }`) and 'stop'.
  */
 import { type Collector, startCollector } from '../packages/collector/src/index'
 
@@ -18,7 +18,13 @@ process.on('message', async (m: string) => {
     const u = process.cpuUsage()
     process.send?.({ cpu: u.user + u.system })
   } else if (m === 'counts') process.send?.({ counts: await collector.store.counts() })
-  else if (m === 'restart') {
+  else if (m === 'repackFunnels') {
+    // The store's own job (SQLite: packs kept in this process; PostgreSQL: packs in the database).
+    const store = collector.store as { repackFunnels?: () => Promise<void> }
+    const t0 = performance.now()
+    await store.repackFunnels?.()
+    process.send?.({ repacked: performance.now() - t0 })
+  } else if (m === 'restart') {
     const port = collector.port
     await collector.close()
     collector = await start(port)

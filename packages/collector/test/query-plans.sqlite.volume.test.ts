@@ -6,7 +6,9 @@ import { join } from 'node:path'
 import { SqliteRecordStore } from '@convotrack/collector'
 import Database from 'better-sqlite3'
 import { beforeAll, describe, expect, it } from 'vitest'
+import type { FunnelStep } from '../src/reports/analytics-types'
 import { postgresDialect, sqliteDialect } from '../src/reports/dialect'
+import { FunnelPackCache } from '../src/reports/funnel-packs-memory'
 import type { Row } from '../src/reports/report-queries'
 import { runSteps } from '../src/reports/rollup-writes'
 import { dashboardReads, derivations, perUser, seedSql } from './query-plans'
@@ -133,6 +135,42 @@ describe(`query plans at ${RECORDS} records: SQLite`, () => {
       expect((db.prepare('SELECT sum(lasts) AS n FROM rollup_segments').get() as { n: number }).n).toBeGreaterThan(0)
       const spans = db.prepare('SELECT sum(n) AS n FROM rollup_spans').get() as { n: number }
       expect(spans.n).toBe((db.prepare('SELECT sum(n) AS n FROM rollup_user_steps').get() as { n: number }).n)
+    } finally {
+      db.close()
+    }
+  })
+
+  it("SQLite's funnels read their steps' packs made by index searches: no statement reads every row of a step", async () => {
+    const db = new Database(file, { readonly: true })
+    try {
+      const plans: string[] = []
+      const cache = new FunnelPackCache(sqliteDialect, (q) => {
+        if (!q.sql.startsWith('PRAGMA'))
+          for (const r of db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.params) as Array<{ detail: string }>)
+            plans.push(`${r.detail} ← ${q.sql.replace(/\s+/g, ' ').slice(0, 90)}`)
+        return db.prepare(q.sql).all(...q.params) as Row[]
+      })
+      await cache.warm(0)
+      const steps = db
+        .prepare('SELECT DISTINCT kind, name FROM rollup_user_steps ORDER BY kind, name LIMIT 3')
+        .all() as FunnelStep[]
+      expect(steps.length).toBeGreaterThan(1)
+      const counts = cache.count({ steps })
+      expect(counts?.[0]?.users).toBeGreaterThan(0)
+      expect(plans.length).toBeGreaterThan(0)
+      // Each table access a search of the step rows: a day's by step and hour (never every row of
+      // the step), a step's first or last hour (min, max) and the next step's name by step; no sort.
+      const search = (keys: string) =>
+        new RegExp(`^SEARCH rollup_user_steps USING (COVERING )?INDEX rollup_user_steps_kind_name_\\w+ \\(${keys}\\) ←`)
+      const bad = plans.filter((p) => {
+        if (/TEMP B-TREE/.test(p)) return true
+        if (!/^(SCAN|SEARCH) /.test(p) || p.startsWith('SCAN CONSTANT ROW')) return false
+        if (p.includes('first_ts, last_ts')) return !search('kind=\\? AND name=\\? AND hour>\\? AND hour<\\?').test(p)
+        if (p.includes('min(hour)')) return !search('kind=\\? AND name=\\?').test(p)
+        return !search('kind=\\? AND name>\\?').test(p)
+      })
+      expect(plans.some((p) => p.includes('first_ts, last_ts'))).toBe(true)
+      expect(bad).toEqual([])
     } finally {
       db.close()
     }

@@ -3,6 +3,8 @@ import type { NormalizedMessage } from '../../ingest/normalize'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
+import { warmFunnelPacks } from '../../reports/funnel-packs'
+import { FunnelPackCache } from '../../reports/funnel-packs-memory'
 import { recentQuery, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
@@ -95,6 +97,8 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
   private readonly gapMs: number
   private readonly zones: readonly string[]
   protected override readonly analytics: AnalyticsReads
+  /** The funnels' packs, kept in this process (funnel-packs-memory.ts). */
+  private readonly funnelPacks: FunnelPackCache
   protected override readonly zonePreparer: RetentionZonePreparer
   private readonly desk: SqliteHandoffs
 
@@ -106,7 +110,11 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
     super()
     this.gapMs = sessionGapMs(options)
     this.zones = retentionZones(options.retentionZones)
-    this.analytics = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs, this.zones)
+    const reads = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs, this.zones)
+    this.funnelPacks = new FunnelPackCache(d, (q) => this.run(q))
+    // Funnels from the packs kept in the process (funnel-packs-memory.ts); by the statement while
+    // more than a few days are not packed yet (the first seconds after the start).
+    this.analytics = { ...reads, funnel: async (filter) => this.funnelPacks.count(filter) ?? reads.funnel(filter) }
     this.db = kept(new Database(file))
     // exec, not pragma(): pragma() prepares a statement the store could not keep (see `kept`).
     // A 64 MB page cache: the summaries' rows are updated all over their tables at ingest.
@@ -129,6 +137,10 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
     )
     this.zonePreparer.resume().catch((e: unknown) => console.error('[convotrack-collector] retention zones', e))
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)')
+    // Every step's days packed a second after the start, off the event loop's busy moments; the
+    // count's code compiled before the first funnel.
+    void this.funnelPacks.warm(1000)
+    warmFunnelPacks()
     this.desk = new SqliteHandoffs(this.db, (sql) => this.stmt(sql))
     // A repeated (bot, idempotency key) inserts nothing (changes = 0); its id is then looked up.
     this.insertRecord = kept(
@@ -221,12 +233,22 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
       const first = fresh[0]?.id
       if (first !== undefined) this.run({ sql: SQLITE_SEARCH_INDEX_BATCH, params: [first] })
       runSteps(ingestSummaries(d, fresh, records, this.gapMs, this.zones), (q) => this.run(q))
+      this.funnelPacks.touch(fresh)
       return results
     }
     this.addTx = this.db.transaction((record: IncomingRecord, messages: NormalizedMessage[]) => {
       return insertBatch([{ record, messages }])[0] as AddResult
     })
     this.addBatchTx = this.db.transaction(insertBatch)
+  }
+
+  /**
+   * Packs every funnel step's days in this process (the job the store starts a second after it
+   * opens; joined when it runs): resolves when a funnel over any steps is read from packs alone.
+   * Exposed for tests and the scale bench.
+   */
+  repackFunnels(): Promise<void> {
+    return this.funnelPacks.warm()
   }
 
   /** Runs one statement of the shared SQL, answering its rows (none for a write without RETURNING). */
@@ -354,6 +376,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
     runSteps(takeBackSummaries(d, doomed, records, this.gapMs, usage, this.zones), (q) => this.run(q))
+    this.funnelPacks.clear()
     return { records: removed, messages }
   }
 
@@ -496,6 +519,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
   }
 
   async close(): Promise<void> {
+    this.funnelPacks.stop()
     await this.zonePreparer.close()
     if (this.db.open) this.commitPending()
     if (this.db.open) this.db.close()
