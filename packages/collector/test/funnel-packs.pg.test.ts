@@ -14,8 +14,8 @@ import { funnelPacksDdl, MAX_LOOSE_DAYS, packedFunnel, stepsToPack } from '../sr
 import { DAY_MS, HOUR_MS } from '../src/reports/range'
 import { runStepsAsync } from '../src/reports/rollup-writes'
 import { RECOUNT_HERE } from './analytics-recount'
-import { busiestWalk, expectFunnelRecount, FUNNELS, funnelOf } from './funnel-recount'
-import { allMessages, load, rec, traffic } from './rollup-contract'
+import { busiestWalk, expectFunnelRecount, FUNNELS, funnelOf, stepItem as step, trafficOn } from './funnel-recount'
+import { allMessages, load } from './rollup-contract'
 import { type PostgresServer, startPostgres } from './support/postgres'
 
 const BASE = Date.UTC(2026, 2, 1)
@@ -27,25 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.destroy()
 })
-
-/** `traffic` moved `days` later in event time (and arrival), with keys of its own. */
-function trafficOn(days: number, n: number, seed: number) {
-  return traffic(n, seed, `d${days}-`, `d${days}-`).map((item) => ({
-    messages: item.messages,
-    record: {
-      ...item.record,
-      eventTs: (item.record.eventTs ?? 0) + days * DAY_MS,
-      receivedAt: item.record.receivedAt + days * DAY_MS,
-    },
-  }))
-}
-
-/** A universal incoming message (its intent) or a custom event (its name) of `user` at `ts`. */
-function step(bot: string, user: string, ts: number, what: FunnelStep) {
-  return what.kind === 'intent'
-    ? rec(bot, 'universal', 'incoming', { userId: user, text: what.name, intent: { name: what.name } }, { eventTs: ts })
-    : rec(bot, 'generic', 'event', { userId: user, type: 'customEvent', name: what.name }, { eventTs: ts })
-}
 
 // The packs' SQL and the database are the same on every Node line: run on the system Node's
 // (RECOUNT_HERE); the count's JavaScript runs on every line (funnel-packs.test.ts).

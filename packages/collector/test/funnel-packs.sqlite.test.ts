@@ -13,8 +13,9 @@ import type { FunnelStep } from '../src/reports/analytics-types'
 import { sqliteDialect as d, type Query, type Row } from '../src/reports/dialect'
 import { FunnelPackCache } from '../src/reports/funnel-packs-memory'
 import { DAY_MS, HOUR_MS } from '../src/reports/range'
-import { busiestWalk, expectFunnelRecount, FUNNELS, funnelOf } from './funnel-recount'
-import { allMessages, load, rec, traffic } from './rollup-contract'
+import type { RollupMessage } from '../src/reports/rollup-delta'
+import { busiestWalk, expectFunnelRecount, FUNNELS, funnelOf, stepItem as step, trafficOn } from './funnel-recount'
+import { allMessages, load } from './rollup-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
 
 const BASE = Date.UTC(2026, 2, 1)
@@ -24,25 +25,6 @@ afterAll(async () => {
   for (const s of opened) await s.close()
   rmSync(dir, { recursive: true, force: true })
 })
-
-/** `traffic` moved `days` later in event time (and arrival), with keys of its own. */
-function trafficOn(days: number, n: number, seed: number) {
-  return traffic(n, seed, `d${days}-`, `d${days}-`).map((item) => ({
-    messages: item.messages,
-    record: {
-      ...item.record,
-      eventTs: (item.record.eventTs ?? 0) + days * DAY_MS,
-      receivedAt: item.record.receivedAt + days * DAY_MS,
-    },
-  }))
-}
-
-/** A universal incoming message (its intent) or a custom event (its name) of `user` at `ts`. */
-function step(bot: string, user: string, ts: number, what: FunnelStep) {
-  return what.kind === 'intent'
-    ? rec(bot, 'universal', 'incoming', { userId: user, text: what.name, intent: { name: what.name } }, { eventTs: ts })
-    : rec(bot, 'generic', 'event', { userId: user, type: 'customEvent', name: what.name }, { eventTs: ts })
-}
 
 let files = 0
 /** A store on a new file, and a cache of the test's own over a second connection, its statements listed. */
@@ -173,6 +155,26 @@ describe('funnel step packs kept in the process: SQLite', () => {
       expect(cache.count({ bots: ['support'], steps: walk })).toEqual(funnelOf(all, { bot: 'support' }, walk))
     }
     expect(dayReads()).toBe(0)
+    // A take-back of no step (a retention sweep that found nothing, an outgoing message) keeps the
+    // packs; one of a step lets them all go.
+    const incoming = all.find((m) => m.direction === 'incoming' && m.intent !== null) as (typeof all)[number]
+    // As the store takes it back (the fields a step is read from).
+    const taken = (direction: string) =>
+      ({
+        bot: incoming.bot,
+        userId: incoming.userId,
+        ts: incoming.ts,
+        direction,
+        intent: incoming.intent,
+        eventType: null,
+        eventKey: null,
+      }) as unknown as RollupMessage
+    cache.takenBack([])
+    cache.takenBack([taken('outgoing')])
+    expect(cache.count({ steps: busiestWalk(all) })).toEqual(funnelOf(all, {}, busiestWalk(all)))
+    expect(dayReads()).toBe(0)
+    cache.takenBack([taken('incoming')])
+    expect(cache.count({ steps: busiestWalk(all) })).toBeNull()
     // A warm-up stopped (the store closing) resolves at once.
     const stopped = cache.warm(60_000)
     cache.stop()

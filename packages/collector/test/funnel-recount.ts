@@ -6,7 +6,8 @@
 import type { RecordStore, StoredMessage } from '@convotrack/collector'
 import { expect } from 'vitest'
 import type { FunnelLine, FunnelStep } from '../src/reports/analytics-types'
-import { eventKey } from './rollup-contract'
+import { DAY_MS } from '../src/reports/range'
+import { eventKey, rec, traffic } from './rollup-contract'
 
 const HOUR = 3_600_000
 
@@ -116,4 +117,23 @@ export async function expectFunnelRecount(
     }
   // Someone went through the walk: the recount is not of empty funnels.
   if (walk.length > 0) expect(funnelOf(all, {}, walk).at(-1)?.users).toBeGreaterThan(0)
+}
+
+/** `traffic` moved `days` later in event time (and arrival), with keys of its own. */
+export function trafficOn(days: number, n: number, seed: number) {
+  return traffic(n, seed, `d${days}-`, `d${days}-`).map((item) => ({
+    messages: item.messages,
+    record: {
+      ...item.record,
+      eventTs: (item.record.eventTs ?? 0) + days * DAY_MS,
+      receivedAt: item.record.receivedAt + days * DAY_MS,
+    },
+  }))
+}
+
+/** A universal incoming message (its intent) or a custom event (its name) of `user` at `ts`. */
+export function stepItem(bot: string, user: string, ts: number, what: FunnelStep) {
+  return what.kind === 'intent'
+    ? rec(bot, 'universal', 'incoming', { userId: user, text: what.name, intent: { name: what.name } }, { eventTs: ts })
+    : rec(bot, 'generic', 'event', { userId: user, type: 'customEvent', name: what.name }, { eventTs: ts })
 }

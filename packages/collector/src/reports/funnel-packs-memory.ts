@@ -7,10 +7,10 @@
  *
  * - **Exact**: every write of a SQLite store goes through its process, in a synchronous
  *   transaction: the store calls {@link FunnelPackCache.touch} with the messages it stored, and
- *   {@link FunnelPackCache.clear} when it took records back (an erasure, the retention sweep, a
- *   deletion: the users' numbers go too). A day's packs are read only while no write touched the day
- *   since they were made. A write by another connection (another process on the same file)
- *   changes SQLite's `data_version`: every pack is made again.
+ *   {@link FunnelPackCache.takenBack} with those it took back (an erasure, the retention sweep, a
+ *   deletion: when any was a step, every pack and number goes). A day's packs are read only while
+ *   no write touched the day since they were made. A write by another connection (another process
+ *   on the same file) changes SQLite's `data_version`: every pack is made again.
  * - **Numbers**: users are numbered in the process (bot and user id → number) as their rows are
  *   packed; a count's arrays hold 8 bytes per number.
  * - **Ahead**: {@link FunnelPackCache.warm} packs every day of every step in small slices off the
@@ -73,7 +73,17 @@ export class FunnelPackCache {
       }
   }
 
-  /** Forgets every pack and number (records taken back: an erasure's users are not kept). */
+  /**
+   * In a writer's transaction that took `messages` back (an erasure, the retention sweep, a
+   * deletion): when any was a step, every pack and number is let go (an erased user's id is not kept
+   * in memory; their number is in packs of days the take-back did not touch). A sweep that took
+   * nothing back keeps them.
+   */
+  takenBack(messages: readonly RollupMessage[]): void {
+    if (messages.some((m) => m.userId !== '' && stepOf(m) !== null)) this.clear()
+  }
+
+  /** Forgets every pack and number. */
   clear(): void {
     this.numbers = new Map()
     this.gens = new Map()

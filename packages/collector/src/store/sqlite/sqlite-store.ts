@@ -376,7 +376,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
     const removed = this.stmt('DELETE FROM records WHERE id IN (SELECT id FROM doomed)').run().changes
     this.stmt('DELETE FROM doomed').run()
     runSteps(takeBackSummaries(d, doomed, records, this.gapMs, usage, this.zones), (q) => this.run(q))
-    this.funnelPacks.clear()
+    this.funnelPacks.takenBack(doomed)
     return { records: removed, messages }
   }
 
