@@ -176,33 +176,18 @@ function* packBounds(
   return { now: at, end: dayOf(at - PACK_AFTER_MS), first }
 }
 
-/** The step's days in `[from, to)` whose pack is current, with the packs of the scope's bots. */
-function* currentPacks(
-  d: Dialect,
-  step: FunnelStep,
-  filter: ReadFilter,
-  from: number,
-  to: number,
-  madeSince = 0,
-): Steps<Map<number, Uint8Array[]>> {
-  const params: unknown[] = []
-  const scope = scopeSql(d, filter, params, 'p.bot')
-  params.push(step.kind, step.name, from, to, madeSince)
+/**
+ * The step's days in `[from, to)` whose packs are current and were made since `madeSince` (the
+ * days, not their packs: the packer only needs to know which to leave).
+ */
+function* currentDays(d: Dialect, step: FunnelStep, from: number, to: number, madeSince: number): Steps<Set<number>> {
   const rows = yield {
-    sql: `SELECT m.day, p.data FROM ${d.table(PACK_DAYS)} m
+    sql: `SELECT m.day FROM ${d.table(PACK_DAYS)} m
       LEFT JOIN ${d.table(GENS)} g ON g.day = m.day
-      LEFT JOIN ${d.table(PACKS)} p ON p.kind = m.kind AND p.name = m.name AND p.day = m.day AND p.gen = m.gen${scope}
       WHERE m.kind = ? AND m.name = ? AND m.day >= ? AND m.day < ? AND m.gen = coalesce(g.gen, 0) AND m.made >= ?`,
-    params,
+    params: [step.kind, step.name, from, to, madeSince],
   }
-  const days = new Map<number, Uint8Array[]>()
-  for (const r of rows) {
-    const day = Number(r.day)
-    const list = days.get(day) ?? []
-    if (r.data !== null && r.data !== undefined) list.push(packBytes(r.data))
-    days.set(day, list)
-  }
-  return days
+  return new Set(rows.map((r) => Number(r.day)))
 }
 
 /** Steps packed ahead at most: every step with rows up to this many (see {@link stepsToPack}). */
@@ -259,7 +244,7 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
         params: first === null ? [step.kind, step.name] : [step.kind, step.name, first],
       }
     if (first === null || first >= end) continue
-    const current = yield* currentPacks(d, step, {}, first, end, made - PACK_MAX_AGE_MS)
+    const current = yield* currentDays(d, step, first, end, made - PACK_MAX_AGE_MS)
     // The days with rows, one index probe each (not every row of the step).
     const withRows = yield {
       sql: `WITH RECURSIVE days(day) AS (
