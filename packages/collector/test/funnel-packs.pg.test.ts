@@ -268,7 +268,7 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
     expect(after.lines?.map((l) => l.users)).toEqual(funnelFromPacks(rowsNow, numbers.size, 0, null))
   })
 
-  it('a store from before the packs takes migrations 23 and 24 (again: nothing changes) and packs its funnels', async () => {
+  it('a store from before the packs takes migrations 23 to 25 (again: nothing changes) and packs its funnels', async () => {
     const url = await server.createDatabase()
     const old = await PgRecordStore.open(url, { listen: false })
     await load(old, trafficOn(0, 300, 61))
@@ -281,7 +281,7 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
       convotrack_funnel_users; DROP SEQUENCE convotrack_funnel_user_nums; DELETE FROM convotrack_migrations WHERE version >= 23`)
     const store = await PgRecordStore.open(url, { listen: false })
     opened.push(store)
-    expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(24)
+    expect((await client.query('SELECT max(version) AS v FROM convotrack_migrations')).rows[0].v).toBe(25)
     // Its statements run again change nothing (IF NOT EXISTS).
     await client.query(funnelPacksDdl(d))
     const t0 = Date.now()
@@ -390,5 +390,62 @@ describe.skipIf(!RECOUNT_HERE)('funnel step packs: PostgreSQL', () => {
     } finally {
       vi.useRealTimers()
     }
+  })
+
+  it("the day's hours that ended 3 hours ago are packed: only the rows after them are read, and a record dated in one of them is counted", async () => {
+    const { store, client, run } = await fresh()
+    const steps: FunnelStep[] = [
+      { kind: 'intent', name: 'hello' },
+      { kind: 'event', name: 'paid' },
+    ]
+    const now = Date.now()
+    // 40 users through both steps, from 9 hours ago to an hour ago.
+    for (let u = 0; u < 40; u++) {
+      const t = now - 9 * HOUR_MS + u * 12 * 60_000
+      for (const [i, s] of steps.entries()) {
+        const item = step('shop', `u${u}`, t + i * 60_000, s)
+        await store.add(item.record, item.messages)
+      }
+    }
+    let all = await allMessages(store)
+    await store.packFunnels(steps)
+    // The day of 3 hours ago is packed up to that hour (none of it from 03:00 to 04:00 UTC).
+    const upto = Math.floor((Date.now() - 3 * HOUR_MS) / HOUR_MS) * HOUR_MS
+    const day = upto - (upto % DAY_MS)
+    const days = await client.query(
+      'SELECT day, upto FROM convotrack_funnel_pack_days WHERE kind = $1 AND name = $2 AND day = $3',
+      [steps[0]?.kind, steps[0]?.name, day],
+    )
+    const packedTo = days.rows.map((r) => Number(r.upto))
+    let got = await run(packedFunnel(d, { steps }))
+    expect(got.lines).toEqual(funnelOf(all, {}, steps))
+    expect(got.unpacked).toBe(0)
+    if (upto > day && upto > now - 9 * HOUR_MS) {
+      expect(packedTo).toEqual([upto])
+      // Those hours are read from the packs: with their rows gone (rolled back), the same counts.
+      await client.query('BEGIN')
+      const gone = await client.query(
+        `DELETE FROM convotrack_rollup_user_steps WHERE name IN ('hello', 'paid') AND hour >= $1 AND hour < $2`,
+        [day, upto],
+      )
+      expect(gone.rowCount).toBeGreaterThan(0)
+      const hidden = await run(packedFunnel(d, { steps }))
+      await client.query('ROLLBACK')
+      expect(hidden.lines).toEqual(funnelOf(all, {}, steps))
+    }
+    // A record dated in a packed hour (an hour before `upto`): counted at once, packed again after.
+    const late = Math.max(upto - HOUR_MS, now - 9 * HOUR_MS)
+    for (const [i, s] of steps.entries()) {
+      const item = step('shop', 'late-user', late + i * 60_000, s)
+      await store.add(item.record, item.messages)
+    }
+    all = await allMessages(store)
+    got = await run(packedFunnel(d, { steps }))
+    expect(got.lines).toEqual(funnelOf(all, {}, steps))
+    expect(got.lines?.at(-1)?.users).toBe(41)
+    await store.packFunnels(steps)
+    got = await run(packedFunnel(d, { steps }))
+    expect(got.lines).toEqual(funnelOf(all, {}, steps))
+    expect(got.unpacked).toBe(0)
   })
 })

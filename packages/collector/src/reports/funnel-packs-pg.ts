@@ -8,17 +8,19 @@
  *   sequence), given by the packer the first time it packs a row of theirs.
  * - **Which steps**: every step with rows (up to {@link MAX_AHEAD_STEPS}), by the collector's job 5
  *   minutes after it starts and every hour, and a funnel's own steps when it is counted.
- * - **Which days**: a day is packed once it ended 3 hours ago (the database's clock), so a funnel
- *   reads today's rows (and yesterday's in the first hours of a day) as rows.
- * - **Kept exact**: a day's rows can still change (a record dated in the past, an erasure, the
- *   retention sweep). Each writer that changes a step row of a day ended an hour ago or more counts
- *   the day's generation up (`funnel_day_gens`) in its transaction; a pack names the generation of
- *   the day it was read at (in the same statement as its rows), and is read only while that is
- *   still the day's generation — else the day's rows are read, and the day is packed again in the
- *   background. (A write at time W to a day that a pack made at P ≥ W missed needs the day to end
- *   by P − 3 h < W + (its transaction) − 3 h: before W − 1 h while a transaction lasts less than
- *   2 h (statements are bounded to minutes), so it counts the day up.) A writer's clock behind the
- *   database's by more than 30 minutes could miss one: the database decides from its own clock.
+ * - **Which hours**: an hour is packed once it ended 3 hours ago (the database's clock): days
+ *   before that hour's day whole, that day up to the hour (`upto`, migration 25; packed again as
+ *   the hour moves on), so a funnel reads the last 3–4 hours as rows, never a whole day of them.
+ * - **Kept exact**: packed rows can still change (a record dated in the past, an erasure, the
+ *   retention sweep). Each writer that changes a step row of an hour that ended an hour ago or more
+ *   counts that hour's day's generation up (`funnel_day_gens`) in its transaction; a pack names the
+ *   generation of the day it was read at (in the same statement as its rows), and is read only
+ *   while that is still the day's generation — else the day's rows are read, and the day is packed
+ *   again in the background. (A write at time W to an hour that a pack made at P ≥ W missed needs
+ *   the hour to end by P − 3 h < W + (its transaction) − 3 h: before W − 1 h while a transaction
+ *   lasts less than 2 h (statements are bounded to minutes), so it counts the day up.) A writer's
+ *   clock behind the database's by more than 30 minutes could miss one: the database decides from
+ *   its own clock. Live writes (to the last hour) count nothing up.
  * - Erasure: a user's number goes with their last step row.
  */
 import type { ReadFilter } from '../store/store'
@@ -61,6 +63,7 @@ export const MAX_LOOSE_DAYS = 5
 
 const now = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint'
 const dayOf = (ms: number): number => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
+const hourOf = (ms: number): number => ms - (((ms % HOUR_MS) + HOUR_MS) % HOUR_MS)
 
 /** The tables (PostgreSQL migration 23). */
 export function funnelPacksDdl(d: Dialect): string {
@@ -111,6 +114,15 @@ ALTER TABLE ${packs} ALTER COLUMN data SET STORAGE EXTERNAL;
 `
 }
 
+/**
+ * PostgreSQL migration 25: a day packed up to an hour (`upto`; null: the whole day) — the hours of
+ * today (or, in the first hours of a day, of yesterday) that ended 3 hours ago, so a funnel reads
+ * the last 3–4 hours as rows, not up to a day and 3 hours of them.
+ */
+export function funnelPackUptoDdl(d: Dialect): string {
+  return `ALTER TABLE ${d.table(PACK_DAYS)} ADD COLUMN IF NOT EXISTS upto bigint;`
+}
+
 /** A pack as the database keeps it (base64 text, migration 24). */
 const packText = (data: Uint8Array): string =>
   Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
@@ -119,8 +131,8 @@ const packBytes = (text: unknown): Uint8Array => Buffer.from(String(text), 'base
 
 /**
  * In a writer's transaction that stored or took back `messages` (PostgreSQL): the days of step
- * rows ended an hour ago or more are counted up (in day order, the same lock order for every
- * writer); after a take-back (`erased`), the numbers of its users left without a step row go.
+ * rows in hours that ended an hour ago or more are counted up (in day order, the same lock order
+ * for every writer); after a take-back (`erased`), the numbers of its users left without a step row go.
  */
 export function* touchPackedDays(
   d: Dialect,
@@ -129,19 +141,20 @@ export function* touchPackedDays(
   clock = Date.now(),
 ): Steps {
   if (d.name !== 'postgres') return
-  const days = new Set<number>()
-  // Only days the database may count up are sent (a clock behind the database's by less than the slack).
+  const hours = new Set<number>()
+  // Only hours the database may count up are sent (a clock behind the database's by less than the slack).
   for (const m of messages)
-    if (m.userId !== '' && dayOf(m.ts) < clock - COUNT_UP_AFTER_MS - DAY_MS + CLOCK_SLACK_MS && stepOf(m) !== null)
-      days.add(dayOf(m.ts))
-  if (days.size > 0) {
+    if (m.userId !== '' && hourOf(m.ts) + HOUR_MS < clock - COUNT_UP_AFTER_MS + CLOCK_SLACK_MS && stepOf(m) !== null)
+      hours.add(hourOf(m.ts))
+  if (hours.size > 0) {
     const gens = d.table(GENS)
     yield {
       sql: `INSERT INTO ${gens} (day, gen)
-        SELECT day, 1 FROM unnest(?::bigint[]) AS day WHERE day + ${DAY_MS} <= ${now} - ${COUNT_UP_AFTER_MS}
-        ORDER BY day
+        SELECT DISTINCT h - ((h % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS}, 1 FROM unnest(?::bigint[]) AS h
+        WHERE h + ${HOUR_MS} <= ${now} - ${COUNT_UP_AFTER_MS}
+        ORDER BY 1
         ON CONFLICT (day) DO UPDATE SET gen = ${gens}.gen + 1`,
-      params: [[...days].sort((a, b) => a - b)],
+      params: [[...hours].sort((a, b) => a - b)],
     }
   }
   if (!erased) return
@@ -166,28 +179,37 @@ function* packBounds(
   d: Dialect,
   step: FunnelStep,
   clock?: number,
-): Steps<{ now: number; end: number; first: number | null }> {
+): Steps<{ now: number; end: number; upto: number; first: number | null }> {
   const [row] = yield {
     sql: `SELECT ${now} AS now, (SELECT min(hour) FROM ${d.table(USER_STEPS.name)} WHERE kind = ? AND name = ?) AS first`,
     params: [step.kind, step.name],
   }
   const first = row?.first === null || row?.first === undefined ? null : dayOf(Number(row.first))
   const at = clock ?? Number(row?.now)
-  return { now: at, end: dayOf(at - PACK_AFTER_MS), first }
+  // Whole days before `end`; the day `end` itself up to the hour `upto`.
+  const upto = hourOf(at - PACK_AFTER_MS)
+  return { now: at, end: dayOf(upto), upto, first }
 }
 
 /**
- * The step's days in `[from, to)` whose packs are current and were made since `madeSince` (the
- * days, not their packs: the packer only needs to know which to leave).
+ * The step's days in `[from, to)` whose packs are current and were made since `madeSince`, each
+ * with the hour it is packed up to (null: the whole day) — the days, not their packs: the packer
+ * only needs to know which to leave.
  */
-function* currentDays(d: Dialect, step: FunnelStep, from: number, to: number, madeSince: number): Steps<Set<number>> {
+function* currentDays(
+  d: Dialect,
+  step: FunnelStep,
+  from: number,
+  to: number,
+  madeSince: number,
+): Steps<Map<number, number | null>> {
   const rows = yield {
-    sql: `SELECT m.day FROM ${d.table(PACK_DAYS)} m
+    sql: `SELECT m.day, m.upto FROM ${d.table(PACK_DAYS)} m
       LEFT JOIN ${d.table(GENS)} g ON g.day = m.day
       WHERE m.kind = ? AND m.name = ? AND m.day >= ? AND m.day < ? AND m.gen = coalesce(g.gen, 0) AND m.made >= ?`,
     params: [step.kind, step.name, from, to, madeSince],
   }
-  return new Set(rows.map((r) => Number(r.day)))
+  return new Map(rows.map((r) => [Number(r.day), r.upto === null || r.upto === undefined ? null : Number(r.upto)]))
 }
 
 /** Steps packed ahead at most: every step with rows up to this many (see {@link stepsToPack}). */
@@ -217,8 +239,9 @@ export function* stepsToPack(d: Dialect, max = MAX_AHEAD_STEPS): Steps<FunnelSte
 }
 
 /**
- * Packs the steps' days that ended 3 hours ago or more and have no current pack (one
- * transaction; packers of several collectors take turns). Returns the days packed.
+ * Packs the steps' hours that ended 3 hours ago or more and have no current pack: days before
+ * that hour's day whole, that day up to the hour (one transaction; packers of several collectors
+ * take turns). Returns the days packed.
  */
 export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<number> {
   // Another collector packing now: it packs these days too (or the next run does).
@@ -235,7 +258,7 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
     const key = `${step.kind}:${step.name}`
     if (seen.has(key)) continue
     seen.add(key)
-    const { now: made, end, first } = yield* packBounds(d, step)
+    const { now: made, end, upto, first } = yield* packBounds(d, step)
     // Days before the step's first row (their rows gone since: an erasure, the retention sweep):
     // no pack of them is kept.
     for (const table of [PACKS, PACK_DAYS])
@@ -243,8 +266,8 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
         sql: `DELETE FROM ${d.table(table)} WHERE kind = ? AND name = ?${first === null ? '' : ' AND day < ?'}`,
         params: first === null ? [step.kind, step.name] : [step.kind, step.name, first],
       }
-    if (first === null || first >= end) continue
-    const current = yield* currentDays(d, step, first, end, made - PACK_MAX_AGE_MS)
+    if (first === null || first >= upto) continue
+    const current = yield* currentDays(d, step, first, end + DAY_MS, made - PACK_MAX_AGE_MS)
     // The days with rows, one index probe each (not every row of the step).
     const withRows = yield {
       sql: `WITH RECURSIVE days(day) AS (
@@ -254,12 +277,14 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
             WHERE kind = ? AND name = ? AND hour >= days.day + ${DAY_MS} AND hour < ?)
           FROM days WHERE days.day IS NOT NULL
         ) SELECT day FROM days WHERE day IS NOT NULL`,
-      params: [step.kind, step.name, first, end, step.kind, step.name, end],
+      params: [step.kind, step.name, first, upto, step.kind, step.name, upto],
     }
     for (const dayRow of withRows) {
       const day = Number(dayRow.day)
-      if (current.has(day)) continue
-      const range = [step.kind, step.name, day, day + DAY_MS]
+      // The day `end`: its hours before `upto` (packed again when `upto` moved on); the others whole.
+      const partial = day === end
+      if (current.get(day) === (partial ? upto : null)) continue
+      const range = [step.kind, step.name, day, partial ? upto : day + DAY_MS]
       // Numbers for the day's users who have none.
       yield {
         sql: `INSERT INTO ${users} (bot, user_id, num)
@@ -308,9 +333,9 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
           ],
         }
       yield {
-        sql: `INSERT INTO ${d.table(PACK_DAYS)} (kind, name, day, gen, made) VALUES (?, ?, ?, ?, ?)
-          ON CONFLICT (kind, name, day) DO UPDATE SET gen = excluded.gen, made = excluded.made`,
-        params: [step.kind, step.name, day, gen, made],
+        sql: `INSERT INTO ${d.table(PACK_DAYS)} (kind, name, day, gen, made, upto) VALUES (?, ?, ?, ?, ?, ?)
+          ON CONFLICT (kind, name, day) DO UPDATE SET gen = excluded.gen, made = excluded.made, upto = excluded.upto`,
+        params: [step.kind, step.name, day, gen, made, partial ? upto : null],
       }
       packed++
     }
@@ -320,10 +345,11 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
         SELECT ?, ?, g.day, coalesce(x.gen, 0), ? FROM generate_series(?::bigint, ?::bigint, ${DAY_MS}) AS g(day)
         LEFT JOIN ${d.table(GENS)} x ON x.day = g.day
         WHERE NOT EXISTS (SELECT 1 FROM ${d.table(PACK_DAYS)} m
-            WHERE m.kind = ? AND m.name = ? AND m.day = g.day AND m.gen = coalesce(x.gen, 0) AND m.made >= ?)
+            WHERE m.kind = ? AND m.name = ? AND m.day = g.day AND m.gen = coalesce(x.gen, 0) AND m.made >= ?
+              AND m.upto IS NULL)
           AND NOT EXISTS (SELECT 1 FROM ${hours} s
             WHERE s.kind = ? AND s.name = ? AND s.hour >= g.day AND s.hour < g.day + ${DAY_MS})
-        ON CONFLICT (kind, name, day) DO UPDATE SET gen = excluded.gen, made = excluded.made
+        ON CONFLICT (kind, name, day) DO UPDATE SET gen = excluded.gen, made = excluded.made, upto = NULL
         RETURNING day`,
       params: [
         step.kind,
@@ -391,7 +417,9 @@ export function* packedFunnel(
     params: steps.flatMap((s) => [s.kind, s.name, s.kind, s.name]),
   }
   const at = clock ?? Number(head?.now)
-  const end = dayOf(at - PACK_AFTER_MS)
+  // Days before `end` are packed whole, the day `end` up to the hour `upto`.
+  const upto = hourOf(at - PACK_AFTER_MS)
+  const end = dayOf(upto)
   // Each step's first and last day (none: a step without rows).
   const dayIn = (v: unknown): number | null => (v === null || v === undefined ? null : dayOf(Number(v)))
   const firsts = steps.map((_, k) => dayIn(head?.[`f${k}`]))
@@ -414,7 +442,7 @@ export function* packedFunnel(
     .join(', ')
   const scope = scopeSql(d, filter, params, 'p.bot')
   const packRows = yield {
-    sql: `SELECT s.k, m.day, p.data FROM (VALUES ${values}) AS s(k, kind, name, start, stop)
+    sql: `SELECT s.k, m.day, m.upto, p.data FROM (VALUES ${values}) AS s(k, kind, name, start, stop)
       JOIN ${d.table(PACK_DAYS)} m ON m.kind = s.kind COLLATE "C" AND m.name = s.name COLLATE "C"
         AND m.day >= s.start AND m.day < s.stop
       LEFT JOIN ${d.table(GENS)} g ON g.day = m.day
@@ -422,13 +450,17 @@ export function* packedFunnel(
       WHERE m.gen = coalesce(g.gen, 0)`,
     params,
   }
-  const current = steps.map(() => new Map<number, Uint8Array[]>())
+  // Per step and day: its packs, and the hour they end at (null: the whole day).
+  const current = steps.map(() => new Map<number, { packs: Uint8Array[]; upto: number | null }>())
   for (const row of packRows) {
-    const days = current[Number(row.k)] as Map<number, Uint8Array[]>
+    const days = current[Number(row.k)] as Map<number, { packs: Uint8Array[]; upto: number | null }>
     const day = Number(row.day)
-    const list = days.get(day) ?? []
-    if (row.data !== null && row.data !== undefined) list.push(packBytes(row.data))
-    days.set(day, list)
+    const kept = days.get(day) ?? {
+      packs: [],
+      upto: row.upto === null || row.upto === undefined ? null : Number(row.upto),
+    }
+    if (row.data !== null && row.data !== undefined) kept.packs.push(packBytes(row.data))
+    days.set(day, kept)
   }
   const sources: StepRows[] = []
   const loose: Array<{ step: number; from: number; to: number }> = []
@@ -438,16 +470,22 @@ export function* packedFunnel(
     const packs: StepRows['packs'][number][] = []
     let days = 0
     for (let day = start; day < (ends[k] as number); day += DAY_MS) {
-      const data = current[k]?.get(day)
-      if (data !== undefined) {
-        for (const p of data) packs.push({ day, data: p })
-        continue
+      const kept = current[k]?.get(day)
+      // The rows after the packs' hour (none for a whole day), or the whole day without a pack.
+      let rowsFrom = day
+      if (kept !== undefined) {
+        for (const p of kept.packs) packs.push({ day, data: p })
+        if (kept.upto === null) continue
+        rowsFrom = kept.upto
+        // A day packed up to an hour before it could be: packed again in the background.
+        if (day < end || kept.upto < upto) unpacked++
+      } else {
+        days++
+        if (day < end || (day === end && upto > day)) unpacked++
       }
-      days++
-      if (day < end) unpacked++
       const last = loose.at(-1)
-      if (last && last.step === k && last.to === day) last.to = day + DAY_MS
-      else loose.push({ step: k, from: day, to: day + DAY_MS })
+      if (last && last.step === k && last.to === rowsFrom) last.to = day + DAY_MS
+      else loose.push({ step: k, from: rowsFrom, to: day + DAY_MS })
     }
     if (days > MAX_LOOSE_DAYS) tooMany = true
     sources.push({ packs, rows: [] })

@@ -3,7 +3,7 @@ import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
 import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
-import { funnelPacksDdl, funnelPacksTextDdl } from '../../reports/funnel-packs-pg'
+import { funnelPacksDdl, funnelPacksTextDdl, funnelPackUptoDdl } from '../../reports/funnel-packs-pg'
 import { spansIndexDdl } from '../../reports/funnel-spans'
 import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
@@ -255,6 +255,11 @@ ${analyticsDdl(postgresDialect)}
     version: 24,
     name: 'funnel step packs kept as base64 text (sent as stored; a bytea is made hex by the server at every read)',
     sql: funnelPacksTextDdl(postgresDialect),
+  },
+  {
+    version: 25,
+    name: 'funnel step packs of a day up to an hour (the hours of today that ended 3 hours ago)',
+    sql: funnelPackUptoDdl(postgresDialect),
   },
 ]
 
