@@ -22,12 +22,13 @@ import { USER_STEPS } from './analytics-tables'
 import type { FunnelLine, FunnelStep } from './analytics-types'
 import { stepOf } from './analytics-writes'
 import type { Dialect, Query, Row } from './dialect'
-import { encodePack, funnelFromPacks, type PackRow, type StepRows } from './funnel-packs'
+import { encodeByBot, funnelFromPacks, type StepRows } from './funnel-packs'
 import { MAX_AHEAD_STEPS } from './funnel-packs-pg'
-import { DAY_MS, hourRange } from './range'
+import { DAY_MS, floorDay, hourRange } from './range'
 import type { RollupMessage } from './rollup-delta'
 
-const dayOf = (ms: number): number => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
+/** A step's day in the cache. */
+const dayKey = (step: FunnelStep, day: number): string => `${step.kind}\u0000${step.name}\u0000${day}`
 
 /**
  * Days a count makes itself at most (a write to a past day, today's rows): with more to make (a
@@ -68,7 +69,7 @@ export class FunnelPackCache {
   touch(messages: readonly RollupMessage[]): void {
     for (const m of messages)
       if (m.userId !== '' && stepOf(m) !== null) {
-        const day = dayOf(m.ts)
+        const day = floorDay(m.ts)
         this.gens.set(day, (this.gens.get(day) ?? 0) + 1)
       }
   }
@@ -178,7 +179,7 @@ export class FunnelPackCache {
     const spans = steps.map((_, k): [number, number] => {
       const [first, last] = bounds[k] as [number | null, number | null]
       if (first === null || last === null || firstOfAll === null || firstOfAll === undefined) return [0, -1]
-      return [Math.max(dayOf(r.from), first, firstOfAll), r.to === null ? last : Math.min(last, dayOf(r.to - 1))]
+      return [Math.max(floorDay(r.from), first, firstOfAll), r.to === null ? last : Math.min(last, floorDay(r.to - 1))]
     })
     let toMake = 0
     for (const [k, [start, end]] of spans.entries())
@@ -214,7 +215,7 @@ export class FunnelPackCache {
         (SELECT max(hour) FROM ${hours} WHERE kind = ? AND name = ?) AS last`,
       params: [step.kind, step.name, step.kind, step.name],
     })
-    const day = (v: unknown): number | null => (v === null || v === undefined ? null : dayOf(Number(v)))
+    const day = (v: unknown): number | null => (v === null || v === undefined ? null : floorDay(Number(v)))
     return [day(row?.first), day(row?.last)]
   }
 
@@ -237,12 +238,12 @@ export class FunnelPackCache {
 
   /** Whether the step's packs of `day` are kept and current. */
   private current(step: FunnelStep, day: number): boolean {
-    return this.days.get(`${step.kind}\u0000${step.name}\u0000${day}`)?.gen === (this.gens.get(day) ?? 0)
+    return this.days.get(dayKey(step, day))?.gen === (this.gens.get(day) ?? 0)
   }
 
   /** The step's packs of `day`, made from its rows when no pack is current. */
   private dayPacks(step: FunnelStep, day: number): DayPacks {
-    const key = `${step.kind}\u0000${step.name}\u0000${day}`
+    const key = dayKey(step, day)
     const gen = this.gens.get(day) ?? 0
     const kept = this.days.get(key)
     if (kept !== undefined && kept.gen === gen) return kept
@@ -251,8 +252,7 @@ export class FunnelPackCache {
         WHERE kind = ? AND name = ? AND hour >= ? AND hour < ?`,
       params: [step.kind, step.name, day, day + DAY_MS],
     })
-    const byBot = new Map<string, PackRow[]>()
-    for (const row of rows) {
+    const numbered = rows.map((row) => {
       const bot = String(row.bot)
       const who = `${bot}\u0000${row.user_id}`
       let user = this.numbers.get(who)
@@ -260,12 +260,9 @@ export class FunnelPackCache {
         user = this.numbers.size
         this.numbers.set(who, user)
       }
-      const list = byBot.get(bot) ?? []
-      list.push({ user, first: Number(row.first_ts), last: Number(row.last_ts) })
-      byBot.set(bot, list)
-    }
-    const made: DayPacks = { gen, bots: new Map() }
-    for (const [bot, list] of byBot) made.bots.set(bot, encodePack(day, list))
+      return { bot, user, first: Number(row.first_ts), last: Number(row.last_ts) }
+    })
+    const made: DayPacks = { gen, bots: encodeByBot(day, numbered) }
     this.days.set(key, made)
     return made
   }

@@ -28,9 +28,9 @@ import { USER_STEPS } from './analytics-tables'
 import type { FunnelLine, FunnelStep } from './analytics-types'
 import { stepOf } from './analytics-writes'
 import type { Dialect, Row } from './dialect'
-import { encodePack, funnelFromPacks, type PackRow, type StepRows } from './funnel-packs'
+import { encodeByBot, funnelFromPacks, type PackRow, type StepRows } from './funnel-packs'
 import { scopeSql } from './message-queries'
-import { DAY_MS, HOUR_MS, hourRange } from './range'
+import { DAY_MS, floorDay, floorHour, HOUR_MS, hourRange } from './range'
 import type { RollupMessage } from './rollup-delta'
 import type { Steps } from './rollup-writes'
 
@@ -62,8 +62,6 @@ const PACK_MAX_AGE_MS = 7 * DAY_MS
 export const MAX_LOOSE_DAYS = 5
 
 const now = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint'
-const dayOf = (ms: number): number => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
-const hourOf = (ms: number): number => ms - (((ms % HOUR_MS) + HOUR_MS) % HOUR_MS)
 
 /** The tables (PostgreSQL migration 23). */
 export function funnelPacksDdl(d: Dialect): string {
@@ -144,8 +142,8 @@ export function* touchPackedDays(
   const hours = new Set<number>()
   // Only hours the database may count up are sent (a clock behind the database's by less than the slack).
   for (const m of messages)
-    if (m.userId !== '' && hourOf(m.ts) + HOUR_MS < clock - COUNT_UP_AFTER_MS + CLOCK_SLACK_MS && stepOf(m) !== null)
-      hours.add(hourOf(m.ts))
+    if (m.userId !== '' && floorHour(m.ts) + HOUR_MS < clock - COUNT_UP_AFTER_MS + CLOCK_SLACK_MS && stepOf(m) !== null)
+      hours.add(floorHour(m.ts))
   if (hours.size > 0) {
     const gens = d.table(GENS)
     yield {
@@ -178,17 +176,16 @@ export function* touchPackedDays(
 function* packBounds(
   d: Dialect,
   step: FunnelStep,
-  clock?: number,
 ): Steps<{ now: number; end: number; upto: number; first: number | null }> {
   const [row] = yield {
     sql: `SELECT ${now} AS now, (SELECT min(hour) FROM ${d.table(USER_STEPS.name)} WHERE kind = ? AND name = ?) AS first`,
     params: [step.kind, step.name],
   }
-  const first = row?.first === null || row?.first === undefined ? null : dayOf(Number(row.first))
-  const at = clock ?? Number(row?.now)
+  const first = row?.first === null || row?.first === undefined ? null : floorDay(Number(row.first))
+  const at = Number(row?.now)
   // Whole days before `end`; the day `end` itself up to the hour `upto`.
-  const upto = hourOf(at - PACK_AFTER_MS)
-  return { now: at, end: dayOf(upto), upto, first }
+  const upto = floorHour(at - PACK_AFTER_MS)
+  return { now: at, end: floorDay(upto), upto, first }
 }
 
 /**
@@ -306,31 +303,27 @@ export function* packSteps(d: Dialect, steps: readonly FunnelStep[]): Steps<numb
       // A row of a user numbered after the statement before (a record dated in this day, stored
       // meanwhile: the day's generation read with it counts it): the day waits for the next run.
       if (rows.some((r) => r.bot !== null && r.bot !== undefined && (r.num === null || r.num === undefined))) continue
-      const byBot = new Map<string, PackRow[]>()
-      for (const r of rows) {
-        if (r.bot === null || r.bot === undefined) continue
-        const bot = String(r.bot)
-        const list = byBot.get(bot) ?? []
-        list.push({ user: Number(r.num), first: Number(r.first_ts), last: Number(r.last_ts) })
-        byBot.set(bot, list)
-      }
+      const packs = encodeByBot(
+        day,
+        rows
+          .filter((r) => r.bot !== null && r.bot !== undefined)
+          .map((r) => ({
+            bot: String(r.bot),
+            user: Number(r.num),
+            first: Number(r.first_ts),
+            last: Number(r.last_ts),
+          })),
+      )
       yield {
         sql: `DELETE FROM ${d.table(PACKS)} WHERE kind = ? AND name = ? AND day = ?`,
         params: [step.kind, step.name, day],
       }
-      const bots = [...byBot.keys()]
+      const bots = [...packs.keys()]
       if (bots.length > 0)
         yield {
           sql: `INSERT INTO ${d.table(PACKS)} (kind, name, day, bot, gen, data)
             SELECT ?, ?, ?, bot, ?, data FROM unnest(?::text[], ?::text[]) AS x(bot, data)`,
-          params: [
-            step.kind,
-            step.name,
-            day,
-            gen,
-            bots,
-            bots.map((b) => packText(encodePack(day, byBot.get(b) ?? []))),
-          ],
+          params: [step.kind, step.name, day, gen, bots, bots.map((b) => packText(packs.get(b) as Buffer))],
         }
       yield {
         sql: `INSERT INTO ${d.table(PACK_DAYS)} (kind, name, day, gen, made, upto) VALUES (?, ?, ?, ?, ?, ?)
@@ -418,18 +411,18 @@ export function* packedFunnel(
   }
   const at = clock ?? Number(head?.now)
   // Days before `end` are packed whole, the day `end` up to the hour `upto`.
-  const upto = hourOf(at - PACK_AFTER_MS)
-  const end = dayOf(upto)
+  const upto = floorHour(at - PACK_AFTER_MS)
+  const end = floorDay(upto)
   // Each step's first and last day (none: a step without rows).
-  const dayIn = (v: unknown): number | null => (v === null || v === undefined ? null : dayOf(Number(v)))
+  const dayIn = (v: unknown): number | null => (v === null || v === undefined ? null : floorDay(Number(v)))
   const firsts = steps.map((_, k) => dayIn(head?.[`f${k}`]))
   const lasts = steps.map((_, k) => dayIn(head?.[`l${k}`]))
   if (firsts[0] === null || firsts[0] === undefined) return zero()
   // No step can count before its own first row, nor any after the first before the first step's.
-  const from = Math.max(dayOf(r.from), firsts[0])
+  const from = Math.max(floorDay(r.from), firsts[0])
   // The days the range overlaps (to today's end when it has no end), of each step from its first
   // day to its last (a range ending in the future reads no day after a step's last row).
-  const to = dayOf(r.to === null ? at : r.to - 1) + DAY_MS
+  const to = floorDay(r.to === null ? at : r.to - 1) + DAY_MS
   const starts = firsts.map((f) => (f === null ? to : Math.max(from, f)))
   const ends = lasts.map((l) => (l === null ? to : Math.min(to, l + DAY_MS)))
   // Every step's current packs (its day's generation, whatever their age), of the scope's bots.

@@ -65,6 +65,20 @@ export function encodePack(day: number, rows: readonly PackRow[]): Buffer {
   return Buffer.from(out.subarray(0, o))
 }
 
+/** A day's rows of a step, each with its bot, as one pack per bot ({@link encodePack}). */
+export function encodeByBot(day: number, rows: Iterable<PackRow & { bot: string }>): Map<string, Buffer> {
+  const byBot = new Map<string, PackRow[]>()
+  for (const r of rows) {
+    const list = byBot.get(r.bot)
+    const row = { user: r.user, first: r.first, last: r.last }
+    if (list) list.push(row)
+    else byBot.set(r.bot, [row])
+  }
+  const packs = new Map<string, Buffer>()
+  for (const [bot, list] of byBot) packs.set(bot, encodePack(day, list))
+  return packs
+}
+
 /**
  * The rows of a pack, read one field at a time (a test's and a check's view, and a second reader
  * the count's own loop below is tested against).

@@ -99,6 +99,8 @@ export function dayStart(tz: string, t: number): number {
 }
 
 export const floorHour = (t: number): number => Math.floor(t / HOUR_MS) * HOUR_MS
+/** The start of the UTC day of `t`. */
+export const floorDay = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS
 export const ceilHour = (t: number): number => Math.ceil(t / HOUR_MS) * HOUR_MS
 
 /**
