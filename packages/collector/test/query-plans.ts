@@ -224,14 +224,16 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
  * report by UTC day, per conversation)? Only NotHandled, segments, usage and the overview (of a
  * range with nothing after it: its users and new users sum hours; of whole days of a kept zone:
  * its users sum pairs of days; of a range with edges inside days: the users of its two partial
- * days, never every user-day of the range) are held to it.
+ * days, never every user-day of the range; its NotHandled count sums hours, never phrases or
+ * users) are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
-  if (name.startsWith('overview bounded'))
-    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours)$/.test(table)
-  if (name.startsWith('overview') && !name.startsWith('overview bounded'))
-    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours)$/.test(table)
+  // The overview's NotHandled count: hour totals, never the rows per phrase or per user of each hour.
+  if (name.startsWith('overview'))
+    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours|rollup_not_handled|rollup_nh_phrases|nh_phrase_users)$/.test(
+      table,
+    )
   if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false
   return /^(rollup_not_handled|nh_phrase_users|user_segments|user_profiles)$/.test(table)
 }

@@ -6,6 +6,7 @@
 // SQLite 16). And the funnel spans' index holding the last time (PostgreSQL 19, SQLite 17) takes the
 // old one's place, the funnels equal to a recount. Each user's UTC days with their neighbours
 // (PostgreSQL 20, SQLite 18): one row per user-day of the stored messages, before and after an erasure.
+// NotHandled inputs per hour, every phrase together (PostgreSQL 26, SQLite 22): the overview's count.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +14,7 @@ import { PgRecordStore, type RecordStore, SqliteRecordStore } from '@convotrack/
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CONVERSATION_STARTS } from '../src/reports/conversation-starts'
-import { NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
+import { NH_HOURS, NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import { READ_SUMMARIES, USER_SEEN } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
 import { DAY_LINKS, PREV_DAYS } from '../src/reports/retention-cohorts'
@@ -121,6 +122,7 @@ const STEPS: Array<{
   { name: 'users first and last seen', tables: [USER_SEEN], sqlite: 15, postgres: 17, before: WITHOUT_METADATA },
   { name: 'users per local day and their previous active day', tables: [PREV_DAYS], sqlite: 16, postgres: 18 },
   { name: "each user's UTC days with their neighbours", tables: [DAY_LINKS], sqlite: 18, postgres: 20 },
+  { name: 'NotHandled inputs per hour', tables: [NH_HOURS], sqlite: 22, postgres: 26 },
   {
     name: "funnel spans' index with the last time",
     tables: [],

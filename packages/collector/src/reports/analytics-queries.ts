@@ -9,13 +9,14 @@ import type { FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport
 import { CONVERSATION_STARTS } from './conversation-starts'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
+import { NH_HOURS } from './nh-phrase-days'
 import { pathCounts } from './path-prefixes'
 import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
 import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DAY_LINKS, DEFAULT_RETENTION_ZONES, LINKS_ZONE, PREV_DAYS } from './retention-cohorts'
-import { CONVERSATIONS, HOURLY, NOT_HANDLED, USER_DAYS, USERS } from './rollup-tables'
+import { CONVERSATIONS, HOURLY, USER_DAYS, USERS } from './rollup-tables'
 
 export type {
   FunnelLine,
@@ -230,7 +231,7 @@ export async function overviewReport(
     }),
     hourly(d, exec, filter, HOURLY.name, { messages: 'messages', incoming: 'incoming', outgoing: 'outgoing' }),
     hourly(d, exec, filter, SESSION_HOURS.name, { sessions: 'sessions' }),
-    hourly(d, exec, filter, NOT_HANDLED.name, { n: 'n' }),
+    hourly(d, exec, filter, NH_HOURS.name, { n: 'n' }),
     hourly(d, exec, filter, FEEDBACK.name, { n: 'n', score_sum: 'score_sum' }),
     exec({
       sql: `SELECT intent, sum(n) AS n, sum(score_sum) AS score_sum FROM ${d.table(FEEDBACK.name)} ${intentWhere}

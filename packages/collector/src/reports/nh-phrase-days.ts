@@ -6,6 +6,11 @@
  * mirrored here in the same transaction (count and users add up; latest time and spelling keep
  * the greatest and least), and when records go the touched days' latest time and spelling are
  * derived again from the NotHandled rows that remain, as the hour rows' are.
+ *
+ * And NotHandled inputs per bot × hour, every phrase together ({@link NH_HOURS}): the overview's
+ * count and its days read one row per hour whatever the inputs said (the phrase or user rows of
+ * every hour grow with what users type: 372 000 user rows at 10 M records, 45–74 ms to sum all
+ * time on PostgreSQL, against 2 200 hour rows). Mirrored from the same changes.
  */
 import type { ReadFilter } from '../store/store'
 import type { Dialect } from './dialect'
@@ -25,14 +30,32 @@ export const NH_PHRASE_DAYS: RollupSpec = {
   indexes: [['day']],
 }
 
-/** CREATE TABLE / INDEX of the summary. */
-export const phraseDaysDdl = (d: Dialect): string => rollupDdl(d, [NH_PHRASE_DAYS])
+/** NotHandled inputs per bot × hour, every phrase and user together: the overview's count. Rows that reach 0 go. */
+export const NH_HOURS: RollupSpec = {
+  name: 'rollup_nh_hours',
+  columns: { bot: 'text', hour: 'int', n: 'int' },
+  keys: ['bot', 'hour'],
+  withoutRowid: true,
+  sums: ['n'],
+  live: ['n'],
+  indexes: [['hour']],
+}
+
+/** CREATE TABLE / INDEX of the summaries (phrase days and NotHandled hours). */
+export const phraseDaysDdl = (d: Dialect): string => rollupDdl(d, [NH_PHRASE_DAYS, NH_HOURS])
+
+/** CREATE TABLE / INDEX of the NotHandled hours alone (the migration that adds them). */
+export const nhHoursDdl = (d: Dialect): string => rollupDdl(d, [NH_HOURS])
 
 const utcDay = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS
 
-/** Adds to `deltas` the day rows of the hour rows' changes already in it (a writer's late changes, before they are written). */
+/**
+ * Adds to `deltas` the day rows and the hour totals of the phrase hours' changes already in it (a
+ * writer's late changes, before they are written).
+ */
 export function mirrorPhraseDays(deltas: Deltas): void {
-  for (const r of deltas.get(NH_PHRASES)?.values() ?? [])
+  for (const r of deltas.get(NH_PHRASES)?.values() ?? []) {
+    addRow(deltas, NH_HOURS, { bot: r.bot ?? null, hour: r.hour ?? null, n: r.n ?? 0 })
     addRow(deltas, NH_PHRASE_DAYS, {
       bot: r.bot ?? null,
       day: utcDay(r.hour as number),
@@ -42,6 +65,7 @@ export function mirrorPhraseDays(deltas: Deltas): void {
       last_ts: r.last_ts ?? null,
       text: r.text ?? null,
     })
+  }
 }
 
 /**
@@ -67,7 +91,7 @@ export function* takeBackPhraseDays(d: Dialect, doomed: readonly RollupMessage[]
     }
 }
 
-/** Derives the summary from the hour rows (the migration that adds it; after a rebuild of those). */
+/** Derives the summaries (phrase days, NotHandled hours) from the phrase hours (the migration that adds them; after a rebuild of those). */
 export function* rebuildPhraseDays(d: Dialect): Steps {
   const day = `(hour - ((hour % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS})`
   yield { sql: `DELETE FROM ${d.table(NH_PHRASE_DAYS.name)}`, params: [] }
@@ -75,6 +99,17 @@ export function* rebuildPhraseDays(d: Dialect): Steps {
     sql: `INSERT INTO ${d.table(NH_PHRASE_DAYS.name)} (bot, day, phrase, n, users, last_ts, text)
       SELECT bot, ${day}, phrase, sum(n), sum(users), max(last_ts), min(text) FROM ${d.table(NH_PHRASES.name)}
       GROUP BY bot, ${day}, phrase`,
+    params: [],
+  }
+  yield* rebuildNhHours(d)
+}
+
+/** Derives the NotHandled hours from the phrase hours. */
+export function* rebuildNhHours(d: Dialect): Steps {
+  yield { sql: `DELETE FROM ${d.table(NH_HOURS.name)}`, params: [] }
+  yield {
+    sql: `INSERT INTO ${d.table(NH_HOURS.name)} (bot, hour, n)
+      SELECT bot, hour, sum(n) FROM ${d.table(NH_PHRASES.name)} GROUP BY bot, hour HAVING sum(n) <> 0`,
     params: [],
   }
 }

@@ -18,7 +18,7 @@ import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
 import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation-starts'
 import type { Dialect, Query } from './dialect'
 import { touchPackedDays } from './funnel-packs-pg'
-import { mirrorPhraseDays, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
+import { mirrorPhraseDays, NH_HOURS, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
 import { NH_PHRASES, SEGMENTS, USER_SEEN } from './read-summary-tables'
 import { DEFAULT_RETENTION_ZONES } from './retention-cohorts'
@@ -46,6 +46,7 @@ export const LATE_TABLES: readonly RollupSpec[] = [
   SESSION_HOURS,
   CONVERSATION_STARTS,
   NH_PHRASE_DAYS,
+  NH_HOURS,
 ]
 
 function lateChanges(): Late {

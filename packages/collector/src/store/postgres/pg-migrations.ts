@@ -5,7 +5,7 @@ import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/
 import { postgresDialect } from '../../reports/dialect'
 import { funnelPacksDdl, funnelPacksTextDdl, funnelPackUptoDdl } from '../../reports/funnel-packs-pg'
 import { spansIndexDdl } from '../../reports/funnel-spans'
-import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
+import { nhHoursDdl, phraseDaysDdl, rebuildNhHours, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { DAY_LINKS, rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
@@ -260,6 +260,12 @@ ${analyticsDdl(postgresDialect)}
     version: 25,
     name: 'funnel step packs of a day up to an hour (the hours of today that ended 3 hours ago)',
     sql: funnelPackUptoDdl(postgresDialect),
+  },
+  {
+    version: 26,
+    name: "NotHandled inputs per hour, every phrase together (the overview's count; derived from the phrase hours)",
+    sql: nhHoursDdl(postgresDialect),
+    after: (client) => deriveOn(client, rebuildNhHours(postgresDialect)),
   },
 ]
 

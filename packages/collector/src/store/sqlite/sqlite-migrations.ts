@@ -4,7 +4,7 @@ import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import { spansIndexDdl } from '../../reports/funnel-spans'
-import { phraseDaysDdl, rebuildPhraseDays } from '../../reports/nh-phrase-days'
+import { nhHoursDdl, phraseDaysDdl, rebuildNhHours, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
@@ -259,6 +259,14 @@ ${rollupDdl(sqliteDialect)}
     name: "funnel step spans: the index on (step, bot, user) with the first and last time, in place of (step, first time) (each next step's users sought in user order)",
     apply(db) {
       db.exec(spansIndexDdl(sqliteDialect))
+    },
+  },
+  {
+    version: 22,
+    name: "NotHandled inputs per hour, every phrase together (the overview's count; derived from the phrase hours)",
+    apply(db, _keep, run) {
+      db.exec(nhHoursDdl(sqliteDialect))
+      runSteps(rebuildNhHours(sqliteDialect), run)
     },
   },
 ]
