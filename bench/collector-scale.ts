@@ -43,7 +43,7 @@ import { DAY_MS } from '../packages/collector/src/reports/range'
 import { type PostgresServer, startPostgres } from '../packages/collector/test/support/postgres'
 import { type CollectorProcess, startCollectorProcess } from './collector-batch'
 import { acceptedScaleRecord } from './ingest-records'
-import { bulkSeedPostgres, bulkSeedSqlite, deriveIfPending } from './scale-bulk'
+import { bulkSeedPostgres, bulkSeedSqlite, deriveIfPending, ensureHandoffs } from './scale-bulk'
 import { type ScaleShape, scaleRecord } from './scale-records'
 
 const { values: args } = parseArgs({
@@ -372,6 +372,8 @@ async function main(): Promise<void> {
         sliceFrom = seeded.end
       }
     }
+    // The operators' actions (handoffs), once: every store loaded before them lacks them.
+    if (ANALYTICS) await ensureHandoffs(db, log)
     for (let c = 0; c < collectorCount; c++) collectors.push(await startCollectorProcess(db))
     let ingestRate: number | undefined
     if (have < RECORDS)

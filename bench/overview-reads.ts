@@ -94,7 +94,7 @@ for (const [name, f] of ranges)
   await alternate(
     `overview | ${name}`,
     async (q) => (storedAfter(q) ? [{ found: 1 }] : exec(oldConversations(q, f) ?? oldUsers(q))),
-    (run) => overviewReport(d, run, f, 30 * 60_000),
+    (run) => overviewReport(d, run, f),
     (o) => `users ${o.users}, conversations ${o.conversations}`,
   )
 for (const [name, f] of ranges.slice(0, 2))

@@ -12,10 +12,15 @@
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { type AcceptedRecord, prepare } from '../packages/collector/src/ingest/ingest'
-import { rebuildAnalytics, rebuildSteps } from '../packages/collector/src/reports/analytics-writes'
+import {
+  DEFAULT_SESSION_GAP_MS,
+  rebuildAnalytics,
+  rebuildSteps,
+} from '../packages/collector/src/reports/analytics-writes'
 import { rebuildConversationStarts } from '../packages/collector/src/reports/conversation-starts'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../packages/collector/src/reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../packages/collector/src/reports/fresh-message'
+import { rebuildHandoffs } from '../packages/collector/src/reports/handoff-summary'
 import { rebuildPhraseDays } from '../packages/collector/src/reports/nh-phrase-days'
 import { rebuildPaths } from '../packages/collector/src/reports/path-prefixes'
 import { rebuildReadSummaries } from '../packages/collector/src/reports/read-summaries'
@@ -257,6 +262,71 @@ async function derivePostgres(url: string, log: Log, analytics: boolean): Promis
   const c = new pg.Client({ connectionString: url })
   await c.connect()
   await c.query('ANALYZE').finally(() => c.end())
+}
+
+// ------------------------------------------------------------------ operators
+
+/**
+ * The operators' part of the load: in one session of 20 (by its start second), an operator pauses
+ * the bot a minute after the session starts, writes a minute later and resumes it ten minutes
+ * after — three audit entries, two of them handoff actions — then the handoff summary derived
+ * from them (the migration's `rebuildHandoffs`). 275 000 sessions handed off at 10 M records
+ * (825 000 entries): the overview's handoffs are counted over them.
+ */
+function* seedHandoffs(d: Dialect): Steps {
+  const actions = `SELECT 'pause' AS action, ${60_000} AS after UNION ALL SELECT 'operator-message', ${120_000}
+    UNION ALL SELECT 'resume', ${600_000}`
+  yield {
+    sql: `INSERT INTO ${d.table('audit')} (ts, actor, action, bot, target, detail)
+      SELECT s.start_ts + a.after, 'bench-operator', a.action, s.bot, c.thread, NULL
+      FROM ${d.table('sessions')} s JOIN ${d.table('conversation_summaries')} c ON c.bot = s.bot AND c.in_user = s.user_id
+        CROSS JOIN (${actions}) a
+      WHERE (s.start_ts / 1000) % 20 = 0`,
+    params: [],
+  }
+  yield* rebuildHandoffs(d, DEFAULT_SESSION_GAP_MS)
+}
+
+/**
+ * Gives a store loaded without operators (every store before them) its operators' actions: once,
+ * when its audit log is empty. Returns the seconds it took (0: it had them).
+ */
+export async function ensureHandoffs(db: string, log: Log): Promise<number> {
+  const t0 = performance.now()
+  if (db.startsWith('postgres')) {
+    const c = new pg.Client({ connectionString: db })
+    await c.connect()
+    try {
+      if ((await c.query('SELECT 1 FROM convotrack_audit LIMIT 1')).rowCount !== 0) return 0
+      await c.query('BEGIN')
+      await runStepsAsync(seedHandoffs(postgresDialect), async (q: Query) => {
+        return (await c.query<Row>(postgresDialect.sql(q.sql), q.params)).rows
+      })
+      await c.query('COMMIT')
+      await c.query(
+        'ANALYZE convotrack_audit, convotrack_sessions, convotrack_handoff_marks, convotrack_rollup_handoffs',
+      )
+    } finally {
+      await c.end()
+    }
+  } else {
+    const file = new Database(db)
+    try {
+      if (file.prepare('SELECT 1 FROM audit LIMIT 1').get() !== undefined) return 0
+      const run = (q: Query) => {
+        const st = file.prepare(sqliteDialect.sql(q.sql))
+        if (st.reader) return st.all(...(q.params as unknown[])) as Row[]
+        st.run(...(q.params as unknown[]))
+        return []
+      }
+      file.transaction(() => runSteps(seedHandoffs(sqliteDialect), run))()
+    } finally {
+      file.close()
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000
+  log(`operators' actions added and their handoffs derived in ${seconds.toFixed(1)} s`)
+  return seconds
 }
 
 // ------------------------------------------------------------------ SQLite

@@ -267,6 +267,47 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       ])
     })
 
+    it('handoffs: an operator action counts its session once, whenever the session’s messages arrive; joined sessions count once', async () => {
+      const store = await make()
+      const add = async (...items: ReturnType<typeof inc>[]) => {
+        for (const i of items) await store.add(i.record, i.messages)
+      }
+      const act = (action: string, target: string, ts: number) =>
+        store.addAudit({ ts, actor: 'op', action, bot: 'shop', target, detail: null })
+      const day2 = { from: T + DAY, to: T + 2 * DAY, tz: 'UTC' }
+      const day3 = { from: T + 2 * DAY, to: T + 3 * DAY, tz: 'UTC' }
+      // zed writes at 10:00; the operator pauses and writes at 10:50 and 10:52: past the gap, in no session.
+      await add(inc('zed', T + DAY + 10 * H))
+      await act('pause', 'zed', T + DAY + 10 * H + 50 * MIN)
+      await act('operator-message', 'zed', T + DAY + 10 * H + 52 * MIN)
+      expect(await store.overview(day2)).toMatchObject({ sessions: 1, handoffs: 0, containmentRate: 1 })
+      // zed's message of 10:45 arrives late (an import): its session covers both actions — one handoff.
+      await add(inc('zed', T + DAY + 10 * H + 45 * MIN))
+      expect(await store.overview(day2)).toMatchObject({ sessions: 2, handoffs: 1, containmentRate: 0.5 })
+      // 10:20 bridges 10:00 and 10:45: one session, handed off, counted at 10:00.
+      await add(inc('zed', T + DAY + 10 * H + 20 * MIN))
+      expect(await store.overview(day2)).toMatchObject({ sessions: 1, handoffs: 1, containmentRate: 0 })
+      expect(await store.overview({ ...day2, from: T + DAY + 10 * H, to: T + DAY + 11 * H })).toMatchObject({
+        handoffs: 1,
+      })
+      // yan has only the bot's messages (it wrote first): a claim on the thread is yan's handoff.
+      await add(out('yan', T + 2 * DAY + 9 * H))
+      await act('claim', 'yan', T + 2 * DAY + 9 * H + 5 * MIN)
+      // Not handoffs: a resume, an action on a thread with no message, an action of no bot.
+      await act('resume', 'zed', T + DAY + 10 * H + 55 * MIN)
+      await act('pause', 'nobody', T + 2 * DAY + 9 * H)
+      await store.addAudit({ ts: T + 2 * DAY, actor: 'op', action: 'pause', bot: null, target: 'yan', detail: null })
+      expect(await store.overview(day3)).toMatchObject({ sessions: 1, handoffs: 1 })
+      expect(await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })).toMatchObject({ sessions: 2, handoffs: 2 })
+      // Erasure takes zed's handoff; a later message of zed's (a new user by that id) is not handed off.
+      await store.eraseUser('shop', 'zed')
+      await add(inc('zed', T + DAY + 10 * H + 30 * MIN))
+      expect(await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })).toMatchObject({ sessions: 2, handoffs: 1 })
+      // Retention: yan's session goes with its message.
+      await store.deleteOlderThan({ before: Date.now() + DAY, limit: 1000 })
+      expect(await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })).toMatchObject({ sessions: 0, handoffs: 0 })
+    })
+
     it('erasure takes a user’s sessions, handoff and feedback out; retention sweeps re-derive what stays', async () => {
       const store = await make()
       await seed(store)

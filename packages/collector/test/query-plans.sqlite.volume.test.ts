@@ -7,8 +7,10 @@ import { SqliteRecordStore } from '@convotrack/collector'
 import Database from 'better-sqlite3'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { FunnelStep } from '../src/reports/analytics-types'
-import { postgresDialect, sqliteDialect } from '../src/reports/dialect'
+import { lockUsers } from '../src/reports/analytics-writes'
+import { postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import { FunnelPackCache } from '../src/reports/funnel-packs-memory'
+import { findHandoffs, markHandoff } from '../src/reports/handoff-summary'
 import type { Row } from '../src/reports/report-queries'
 import { runSteps } from '../src/reports/rollup-writes'
 import { dashboardReads, derivations, perUser, seedSql } from './query-plans'
@@ -38,7 +40,7 @@ it('retention (a kept zone) and paths read only their summaries: nothing per use
 
 // Both dialects' SQL, no database.
 it('the overview counts conversations by their start hour: no read of the conversations rows of the range', async () => {
-  // The handoffs join a conversation row per operator action (by its key), never the range's.
+  // The handoffs are hour totals (handoff-summary.ts): no conversation row at all.
   const perConversation = /\bFROM\s+(convotrack_)?conversation_summaries\b/
   for (const d of [sqliteDialect, postgresDialect]) {
     const reads = (await dashboardReads(d, RECORDS)).filter((r) => r.name.startsWith('overview'))
@@ -170,6 +172,40 @@ describe(`query plans at ${RECORDS} records: SQLite`, () => {
         return !search('kind=\\? AND name>\\?').test(p)
       })
       expect(plans.some((p) => p.includes('first_ts, last_ts'))).toBe(true)
+      expect(bad).toEqual([])
+    } finally {
+      db.close()
+    }
+  })
+
+  it('handoffs at write time: an operator action and a written session find their user’s sessions and marks by key', () => {
+    const db = new Database(file, { readonly: true })
+    try {
+      const captured: Query[] = []
+      const exec = (q: Query): Row[] => {
+        captured.push(q)
+        // The thread's user, then one of their sessions that the action falls in.
+        return /conversation_summaries/.test(q.sql)
+          ? [{ in_user: 'user-7', last_user: 'user-7' }]
+          : [{ sid: '', start_ts: 0, end_ts: 1 }]
+      }
+      const gap = 30 * 60_000
+      const action = { ts: 1, action: 'pause', bot: 'shop', target: 'user-7' }
+      runSteps(
+        markHandoff(sqliteDialect, action, gap, (key) => lockUsers(sqliteDialect, [key])),
+        exec,
+      )
+      runSteps(findHandoffs(sqliteDialect, [{ bot: 'shop', userId: 'user-7', start: 0, end: 1 }], gap), exec)
+      expect(
+        captured.map((q) => /\b(sessions|handoff_marks|rollup_handoffs|conversation_summaries)\b/.exec(q.sql)?.[1]),
+      ).toEqual(['conversation_summaries', 'handoff_marks', 'sessions', 'sessions', 'rollup_handoffs', 'handoff_marks'])
+      const bad: string[] = []
+      for (const q of captured)
+        // A bot's sessions by start time, or any table walked: what grows with the bot's history.
+        for (const { detail } of db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.params) as Array<{
+          detail: string
+        }>)
+          if (/^SCAN|sessions_bot_start_ts|sessions_start_ts/.test(detail)) bad.push(`${q.sql}: ${detail}`)
       expect(bad).toEqual([])
     } finally {
       db.close()

@@ -131,7 +131,7 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
       // The live chart's `since`, inside an hour: the partial hour reads the messages by event time.
       ['timeline since', () => timelineReport(d, capture, { ...f, bucketMs: HOUR, since: NOW - 5 * 60_000 })],
       // The analytics (issue 28): overview, retention, search, the clusters' 1 000 phrases.
-      ['overview', () => overviewReport(d, capture, f, 30 * 60_000)],
+      ['overview', () => overviewReport(d, capture, f)],
       ['retention', () => retentionReport(d, capture, { ...f, period: 'week', now: NOW })],
       ['clusters', () => notHandledReport(d, capture, f, 1000)],
       ['paths', () => pathsReport(d, capture, { ...f, depth: 4, limit: 20 })],
@@ -192,16 +192,15 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
     // those days' rows of the day links (UTC is kept, but the range is not its whole days).
     name = `overview bounded${suffix}`
     answer = [{ found: 1 }]
-    await overviewReport(
-      d,
-      capture,
-      { ...f, from: floorHour(NOW - 20 * DAY) + 5 * HOUR, to: floorHour(NOW - 13 * DAY) + 7 * HOUR },
-      30 * 60_000,
-    )
+    await overviewReport(d, capture, {
+      ...f,
+      from: floorHour(NOW - 20 * DAY) + 5 * HOUR,
+      to: floorHour(NOW - 13 * DAY) + 7 * HOUR,
+    })
     // Whole UTC days ending a week ago, UTC kept: the previous-day rows of the range's days, no user's row.
     name = `overview past days${suffix}`
     const midnight = Math.floor(NOW / DAY) * DAY
-    await overviewReport(d, capture, { ...f, from: midnight - 37 * DAY, to: midnight - 7 * DAY }, 30 * 60_000)
+    await overviewReport(d, capture, { ...f, from: midnight - 37 * DAY, to: midnight - 7 * DAY })
     answer = []
     // A range that ends in the past (inputs stored after it): the phrase × user × hour rows of the range.
     name = `not-handled ending in the past${suffix}`
@@ -224,14 +223,15 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
  * report by UTC day, per conversation)? Only NotHandled, segments, usage and the overview (of a
  * range with nothing after it: its users and new users sum hours; of whole days of a kept zone:
  * its users sum pairs of days; of a range with edges inside days: the users of its two partial
- * days, never every user-day of the range; its NotHandled count sums hours, never phrases or
- * users) are held to it.
+ * days, never every user-day of the range; its NotHandled count and handoffs sum hours, never
+ * phrases, users, operator actions or sessions) are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
-  // The overview's NotHandled count: hour totals, never the rows per phrase or per user of each hour.
+  // The overview's NotHandled count and handoffs: hour totals, never the rows per phrase or per user
+  // of each hour, nor the operators' actions, the sessions or the conversations they were in.
   if (name.startsWith('overview'))
-    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours|rollup_not_handled|rollup_nh_phrases|nh_phrase_users)$/.test(
+    return /^(user_profiles|user_segments|rollup_user_days|rollup_user_hours|rollup_not_handled|rollup_nh_phrases|nh_phrase_users|audit|sessions|conversation_summaries|handoff_marks|[acs])$/.test(
       table,
     )
   if (!/^(not-handled|segments)/.test(name) || name.startsWith('not-handled ending in the past')) return false

@@ -4,10 +4,11 @@
  * analytics-tables.ts), within the range widened to whole hours.
  */
 import type { ReadFilter } from '../store/store'
-import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, SESSIONS, USER_HOURS } from './analytics-tables'
+import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, USER_HOURS } from './analytics-tables'
 import type { FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
 import { CONVERSATION_STARTS } from './conversation-starts'
 import type { Dialect } from './dialect'
+import { HANDOFF_HOURS } from './handoff-summary'
 import { scopeSql } from './message-queries'
 import { NH_HOURS } from './nh-phrase-days'
 import { pathCounts } from './path-prefixes'
@@ -16,7 +17,7 @@ import { DAY_MS, dayStart, floorHour, hourRange } from './range'
 import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DAY_LINKS, DEFAULT_RETENTION_ZONES, LINKS_ZONE, PREV_DAYS } from './retention-cohorts'
-import { CONVERSATIONS, HOURLY, USER_DAYS, USERS } from './rollup-tables'
+import { HOURLY, USER_DAYS, USERS } from './rollup-tables'
 
 export type {
   FunnelLine,
@@ -32,8 +33,7 @@ export { funnelReport } from './funnel-report'
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
 
-/** Audit actions that make a session a handoff: an operator paused the bot or wrote in it. */
-export const HANDOFF_ACTIONS: readonly string[] = ['pause', 'operator-message', 'claim']
+export { HANDOFF_ACTIONS } from './handoff-summary'
 
 /** ` AND col >= ? AND col < ?` over the hour-widened range. */
 function hours(filter: ReadFilter, params: unknown[], col = 'hour'): string {
@@ -190,26 +190,19 @@ async function activeUsers(
 }
 
 /**
- * The overview: every figure from summaries; `gapMs` is the session gap (a pause after a session's
- * last message within it belongs to the session); `zones`: the retention zones whose summaries are
+ * The overview: every figure from summaries; `zones`: the retention zones whose summaries are
  * complete, asked only for a range that ends in the past.
  */
 export async function overviewReport(
   d: Dialect,
   exec: Exec,
   filter: ReadFilter,
-  gapMs: number,
   zones: () => Promise<readonly string[]> = async () => DEFAULT_RETENTION_ZONES,
 ): Promise<OverviewReport> {
   const r = hourRange(filter)
   // Open end: the latest instant a Date can hold.
   const to = r.to ?? 8.64e15
   const newParams: unknown[] = [r.from, to]
-  // Parameters in the order of the text: the gap (JOIN), the actions, the times, the scope.
-  const handoffParams: unknown[] = [gapMs]
-  const actions = d.inList('a.action', HANDOFF_ACTIONS, handoffParams)
-  handoffParams.push(r.from, to + gapMs, r.from, to)
-  const handoffScope = scopeSql(d, filter, handoffParams, 'a.bot')
   const intentParams: unknown[] = []
   const intentWhere = `WHERE 1 = 1${scopeSql(d, filter, intentParams)}${hours(filter, intentParams)}`
   const [users, fresh, conversations, handoffs, traffic, sessions, nh, feedback, rated] = await Promise.all([
@@ -220,15 +213,8 @@ export async function overviewReport(
       params: newParams,
     }),
     hourly(d, exec, filter, CONVERSATION_STARTS.name, { n: 'conversations' }),
-    exec({
-      sql: `SELECT count(*) AS n FROM (SELECT DISTINCT s.bot, s.user_id, s.sid, s.start_ts
-          FROM ${d.table('audit')} a
-          JOIN ${d.table(CONVERSATIONS.name)} c ON c.bot = a.bot AND c.thread = a.target
-          JOIN ${d.table(SESSIONS.name)} s ON s.bot = c.bot AND s.user_id = c.in_user
-            AND s.start_ts <= a.ts AND s.end_ts + ? >= a.ts
-          WHERE ${actions} AND a.ts >= ? AND a.ts < ? AND s.start_ts >= ? AND s.start_ts < ?${handoffScope}) x`,
-      params: handoffParams,
-    }),
+    // Sessions handed off, by the hour they started in (handoff-summary.ts).
+    hourly(d, exec, filter, HANDOFF_HOURS.name, { n: 'sessions' }),
     hourly(d, exec, filter, HOURLY.name, { messages: 'messages', incoming: 'incoming', outgoing: 'outgoing' }),
     hourly(d, exec, filter, SESSION_HOURS.name, { sessions: 'sessions' }),
     hourly(d, exec, filter, NH_HOURS.name, { n: 'n' }),
@@ -263,7 +249,7 @@ export async function overviewReport(
   const incoming = total(traffic, 'incoming')
   const notHandled = total(nh, 'n')
   const sessionCount = total(sessions, 'sessions')
-  const handoffCount = num(handoffs[0]?.n)
+  const handoffCount = total(handoffs, 'n')
   const newUsers = num(fresh[0]?.n)
   const feedbackCount = total(feedback, 'n')
   return {

@@ -23,7 +23,6 @@ export type AnalyticsReads = Pick<RecordStore, 'overview' | 'retention' | 'searc
 export function analyticsReads(
   d: Dialect,
   exec: Exec,
-  gapMs: number,
   zones: readonly string[],
   execWithin?: (ms: number) => Exec,
 ): AnalyticsReads {
@@ -31,7 +30,7 @@ export function analyticsReads(
     budgetMs !== undefined && execWithin ? execWithin(budgetMs) : exec
   return {
     // The option's zones and the prepared ones kept on demand (read per request: another collector may have prepared one).
-    overview: (filter) => overviewReport(d, within(filter.budgetMs), filter, gapMs, () => readyZones(d, exec, zones)),
+    overview: (filter) => overviewReport(d, within(filter.budgetMs), filter, () => readyZones(d, exec, zones)),
     retention: async (filter) => retentionReport(d, exec, filter, await readyZones(d, exec, zones)),
     paths: (filter) => pathsReport(d, exec, filter),
     funnel: (filter) => funnelReport(d, within(filter.budgetMs), filter),

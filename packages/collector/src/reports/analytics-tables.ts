@@ -11,6 +11,8 @@ import { type RollupSpec, rollupDdl } from './rollup-tables'
  * One row per session: a user's run of messages with no gap over the collector's
  * `sessionGapMinutes`, within one explicit `sessionId` (`sid`, '' for none). `intents`: JSON
  * `[[ts, intent], …]` of its first {@link PATH_DEPTH_MAX} incoming intents (the paths report).
+ * `handoff`: 1 when an operator's action lies in it (handoff-summary.ts; PostgreSQL migration 27,
+ * SQLite step 23 added it: null before).
  */
 export const SESSIONS: RollupSpec = {
   name: 'sessions',
@@ -23,10 +25,11 @@ export const SESSIONS: RollupSpec = {
     messages: 'int',
     incoming: 'int',
     intents: 'text',
+    handoff: 'int',
   },
   keys: ['bot', 'user_id', 'sid', 'start_ts'],
   sums: ['messages', 'incoming'],
-  maxes: ['end_ts'],
+  maxes: ['end_ts', 'handoff'],
   indexes: [['start_ts'], ['bot', 'start_ts']],
 }
 

@@ -9,6 +9,7 @@ import { latestInBatch } from './batch-lookback'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { addSpans, rebuildSpans, recountSpans, STEP_SPANS, spanUpserts } from './funnel-spans'
+import { countHandoff, findHandoffs, HANDOFF_HOURS } from './handoff-summary'
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
@@ -40,6 +41,7 @@ function sessionOf(r: Row): Session {
     messages: Number(r.messages),
     incoming: Number(r.incoming),
     intents,
+    handoff: Number(r.handoff ?? 0) === 1,
   }
 }
 
@@ -52,6 +54,7 @@ const sessionRow = (s: Session): RollupRow => ({
   messages: s.messages,
   incoming: s.incoming,
   intents: JSON.stringify(s.intents),
+  handoff: s.handoff === true ? 1 : 0,
 })
 
 const point = (m: { ts: number; direction: string; intent: string | null }): SessionPoint => ({
@@ -117,7 +120,22 @@ function countSession(deltas: Deltas, s: Session, sign: 1 | -1): void {
   addRow(deltas, SESSION_HOURS, { bot: s.bot, hour: floorHour(s.start), sessions: sign })
 }
 
-function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: Session[]): Steps {
+/**
+ * Replaces `removed` by `added` and counts the change. `handoffGapMs`: the session gap, to look for
+ * each written session's operator actions (handoff-summary.ts); null while the migration that
+ * derives the sessions runs before the handoff marks exist (written not handed off; the marks'
+ * migration derives them).
+ */
+function* writeSessions(
+  d: Dialect,
+  deltas: Deltas,
+  removed: Session[],
+  added: Session[],
+  handoffGapMs: number | null,
+): Steps {
+  if (handoffGapMs !== null) yield* findHandoffs(d, added, handoffGapMs)
+  for (const s of removed) if (s.handoff === true) countHandoff(deltas, s, -1)
+  for (const s of added) if (s.handoff === true) countHandoff(deltas, s, 1)
   for (const s of removed) countSession(deltas, s, -1)
   for (const s of added) countSession(deltas, s, 1)
   for (const s of removed) countPaths(deltas, s, -1)
@@ -133,7 +151,7 @@ function* writeSessions(d: Dialect, deltas: Deltas, removed: Session[], added: S
  * `spans`: the step spans follow the step rows (funnel-spans.ts; not before their migration).
  */
 function* flush(d: Dialect, deltas: Deltas, late?: Late, spans = false): Steps {
-  for (const spec of [USER_HOURS, SESSION_HOURS, FEEDBACK, USER_STEPS, STEP_SPANS, PATH_PREFIXES]) {
+  for (const spec of [USER_HOURS, SESSION_HOURS, HANDOFF_HOURS, FEEDBACK, USER_STEPS, STEP_SPANS, PATH_PREFIXES]) {
     if (spec === STEP_SPANS) {
       if (spans) {
         addSpans(deltas)
@@ -149,7 +167,9 @@ function* flush(d: Dialect, deltas: Deltas, late?: Late, spans = false): Steps {
       for (const row of deltas.get(spec)?.values() ?? []) addRow(late.deltas, spec, row)
       continue
     }
-    const list = [...(deltas.get(spec)?.values() ?? [])].filter((r) => spec !== SESSION_HOURS || r.sessions !== 0)
+    const list = [...(deltas.get(spec)?.values() ?? [])].filter(
+      (r) => (spec !== SESSION_HOURS && spec !== HANDOFF_HOURS) || r.sessions !== 0,
+    )
     for (const q of upsertQueries(d, spec, list)) yield q
     // Users per hour too: a user-hour all of whose messages went must not count as active.
     if (spec.live) for (const q of dropEmptyQueries(d, spec, list)) yield q
@@ -233,7 +253,7 @@ export function* ingestAnalytics(
     removed.push(...before)
     added.push(...joinSessions(g, before, g.points, gapMs))
   }
-  yield* writeSessions(d, deltas, removed, added)
+  yield* writeSessions(d, deltas, removed, added, withSteps ? gapMs : null)
   if (!withSteps) deltas.delete(PATH_PREFIXES)
   else
     yield* applyRetention(
@@ -310,8 +330,8 @@ export function* takeBackAnalytics(
     for (const [sid, points] of bySid) added.push(...joinSessions({ ...u, sid }, [], points, gapMs))
   }
   // Sessions that stay as they were are deleted and written again: their counts net to 0.
-  yield* writeSessions(d, deltas, removed, [])
-  yield* writeSessions(d, deltas, [], added)
+  yield* writeSessions(d, deltas, removed, [], gapMs)
+  yield* writeSessions(d, deltas, [], added, gapMs)
   yield* takeBackRetention(
     d,
     doomed.map((m) => ({ bot: m.bot, userId: m.userId, ts: m.ts })),

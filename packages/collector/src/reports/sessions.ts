@@ -18,6 +18,8 @@ export interface Session {
   incoming: number
   /** The first incoming intents, `[ts, intent]`, in time order (at most PATH_DEPTH_MAX). */
   intents: Array<[number, string]>
+  /** Counted as handed off (handoff-summary.ts): an operator's action lies in it; absent: not yet looked for. */
+  handoff?: boolean
 }
 
 /** A message as sessions see it. */

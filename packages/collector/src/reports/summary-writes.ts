@@ -18,6 +18,7 @@ import { ingestAnalytics, takeBackAnalytics } from './analytics-writes'
 import { CONVERSATION_STARTS, countStarts, takeBackStarts } from './conversation-starts'
 import type { Dialect, Query } from './dialect'
 import { touchPackedDays } from './funnel-packs-pg'
+import { HANDOFF_HOURS } from './handoff-summary'
 import { mirrorPhraseDays, NH_HOURS, NH_PHRASE_DAYS, takeBackPhraseDays } from './nh-phrase-days'
 import { ingestReadSummaries, takeBackReadSummaries } from './read-summaries'
 import { NH_PHRASES, SEGMENTS, USER_SEEN } from './read-summary-tables'
@@ -44,6 +45,7 @@ export const LATE_TABLES: readonly RollupSpec[] = [
   SEGMENTS,
   USER_SEEN,
   SESSION_HOURS,
+  HANDOFF_HOURS,
   CONVERSATION_STARTS,
   NH_PHRASE_DAYS,
   NH_HOURS,

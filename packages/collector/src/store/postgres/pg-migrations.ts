@@ -1,10 +1,11 @@
 import type { ClientBase } from 'pg'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
-import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { DEFAULT_SESSION_GAP_MS, rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
 import { funnelPacksDdl, funnelPacksTextDdl, funnelPackUptoDdl } from '../../reports/funnel-packs-pg'
 import { spansIndexDdl } from '../../reports/funnel-spans'
+import { handoffDdl, rebuildHandoffs } from '../../reports/handoff-summary'
 import { nhHoursDdl, phraseDaysDdl, rebuildNhHours, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -266,6 +267,13 @@ ${analyticsDdl(postgresDialect)}
     name: "NotHandled inputs per hour, every phrase together (the overview's count; derived from the phrase hours)",
     sql: nhHoursDdl(postgresDialect),
     after: (client) => deriveOn(client, rebuildNhHours(postgresDialect)),
+  },
+  {
+    version: 27,
+    name: "sessions handed off per hour of their start (the overview's handoffs), operator actions by user (derived from the audit log and the sessions)",
+    sql: `ALTER TABLE convotrack_sessions ADD COLUMN IF NOT EXISTS handoff bigint DEFAULT 0;\n${handoffDdl(postgresDialect)}`,
+    // The gap the sessions' own migration joined them with (a changed gap applies to what comes after).
+    after: (client) => deriveOn(client, rebuildHandoffs(postgresDialect, DEFAULT_SESSION_GAP_MS)),
   },
 ]
 

@@ -3,10 +3,12 @@ import pg from 'pg'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
 import type { FunnelLine, FunnelStep } from '../../reports/analytics-types'
+import { lockUsers } from '../../reports/analytics-writes'
 import { postgresDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { warmFunnelPacks } from '../../reports/funnel-packs'
 import { packedFunnel, packSteps, stepsToPack } from '../../reports/funnel-packs-pg'
+import { eraseHandoffMarks, markHandoff } from '../../reports/handoff-summary'
 import { recentQuery, selectMessages, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
@@ -275,7 +277,6 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     const reads = analyticsReads(
       d,
       (q: Query): Promise<Row[]> => this.query<Row>(d.sql(q.sql), q.params),
-      gapMs,
       zones,
       // A read off the request path: its own statement bound (a transaction's SET LOCAL), at least
       // queryTimeoutMs; cancelled by close() (nobody waits for its answer then).
@@ -781,6 +782,7 @@ export class PgRecordStore extends StoreReads implements RecordStore {
         bot,
         about,
       ])
+      await runSteps(client, eraseHandoffMarks(d, bot, text(userId) as string))
       await this.desk.erase(client, bot, userId, threads)
       const result = { removed: gone.records.length, messages: gone.messages, threads }
       // A user id too long for a notification's payload goes by its threads only.
@@ -875,19 +877,29 @@ export class PgRecordStore extends StoreReads implements RecordStore {
     return { records, messages: messages.length }
   }
 
+  /** Stores an audit entry; an operator's handoff action is counted in its session in the same transaction (handoff-summary.ts). */
   async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
-    const rows = await this.query<{ id: number }>(
-      `INSERT INTO convotrack_audit (ts, actor, action, bot, target, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [
-        entry.ts,
-        text(entry.actor),
-        text(entry.action),
-        text(entry.bot),
-        text(entry.target),
-        entry.detail === null ? null : JSON.stringify(entry.detail),
-      ],
-    )
-    return { ...entry, id: rows[0]?.id as number }
+    const values = [
+      entry.ts,
+      text(entry.actor),
+      text(entry.action),
+      text(entry.bot),
+      text(entry.target),
+      entry.detail === null ? null : JSON.stringify(entry.detail),
+    ] as const
+    const id = await this.transaction(async (sql) => {
+      const rows = await sql.query<{ id: number }>(
+        `INSERT INTO convotrack_audit (ts, actor, action, bot, target, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+        [...values],
+      )
+      const [ts, , action, bot, target] = values
+      await runSteps(
+        sql,
+        markHandoff(d, { ts, action: action as string, bot, target }, this.gapMs, (key) => lockUsers(d, [key])),
+      )
+      return Number(rows.rows[0]?.id)
+    })
+    return { ...entry, id }
   }
 
   async audit(filter: { bots?: readonly string[]; limit?: number; beforeId?: number }): Promise<AuditEntry[]> {

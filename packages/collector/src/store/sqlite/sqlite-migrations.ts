@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3'
 import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
-import { rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { DEFAULT_SESSION_GAP_MS, rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import { spansIndexDdl } from '../../reports/funnel-spans'
+import { handoffDdl, rebuildHandoffs } from '../../reports/handoff-summary'
 import { nhHoursDdl, phraseDaysDdl, rebuildNhHours, rebuildPhraseDays } from '../../reports/nh-phrase-days'
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
@@ -267,6 +268,16 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(nhHoursDdl(sqliteDialect))
       runSteps(rebuildNhHours(sqliteDialect), run)
+    },
+  },
+  {
+    version: 23,
+    name: "sessions handed off per hour of their start (the overview's handoffs), operator actions by user (derived from the audit log and the sessions)",
+    apply(db, keep, run) {
+      addColumn(db, keep, 'sessions', 'handoff', 'INTEGER DEFAULT 0')
+      db.exec(handoffDdl(sqliteDialect))
+      // The gap the sessions' own step joined them with (a changed gap applies to what comes after).
+      runSteps(rebuildHandoffs(sqliteDialect, DEFAULT_SESSION_GAP_MS), run)
     },
   },
 ]

@@ -1,10 +1,12 @@
 import Database from 'better-sqlite3'
 import type { NormalizedMessage } from '../../ingest/normalize'
 import { type AnalyticsReads, analyticsReads } from '../../reports/analytics-reads'
+import { lockUsers } from '../../reports/analytics-writes'
 import { sqliteDialect as d, type Query } from '../../reports/dialect'
 import { eventTsOf, freshMessage, jsonColumn } from '../../reports/fresh-message'
 import { warmFunnelPacks } from '../../reports/funnel-packs'
 import { FunnelPackCache } from '../../reports/funnel-packs-memory'
+import { eraseHandoffMarks, markHandoff } from '../../reports/handoff-summary'
 import { recentQuery, transcriptQuery } from '../../reports/message-queries'
 import type { Row } from '../../reports/report-queries'
 import { reportReads } from '../../reports/report-reads'
@@ -110,7 +112,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
     super()
     this.gapMs = sessionGapMs(options)
     this.zones = retentionZones(options.retentionZones)
-    const reads = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.gapMs, this.zones)
+    const reads = analyticsReads(d, async (q: Query): Promise<Row[]> => this.run(q), this.zones)
     this.funnelPacks = new FunnelPackCache(d, (q) => this.run(q))
     // Funnels from the packs kept in the process (funnel-packs-memory.ts); by the statement while
     // more than a few days are not packed yet (the first seconds after the start).
@@ -397,6 +399,7 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
       const gone = this.deleteDoomed()
       const json = JSON.stringify([userId, ...threads])
       this.stmt('DELETE FROM pauses WHERE bot = ? AND thread IN (SELECT value FROM json_each(?))').run(bot, json)
+      runSteps(eraseHandoffMarks(d, bot, userId), (q) => this.run(q))
       this.stmt('UPDATE audit SET detail = NULL WHERE bot = ? AND target IN (SELECT value FROM json_each(?))').run(
         bot,
         json,
@@ -443,17 +446,27 @@ export class SqliteRecordStore extends StoreReads implements RecordStore {
     })()
   }
 
+  /** Stores an audit entry; an operator's handoff action is counted in its session in the same transaction (handoff-summary.ts). */
   async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
-    const id = Number(
-      this.stmt('INSERT INTO audit (ts, actor, action, bot, target, detail) VALUES (?, ?, ?, ?, ?, ?)').run(
-        entry.ts,
-        entry.actor,
-        entry.action,
-        entry.bot,
-        entry.target,
-        entry.detail === null ? null : JSON.stringify(entry.detail),
-      ).lastInsertRowid,
-    )
+    // The thread and the sessions the action falls in, as stored: adds still pending first.
+    this.commitPending()
+    const id = this.db.transaction((): number => {
+      const id = Number(
+        this.stmt('INSERT INTO audit (ts, actor, action, bot, target, detail) VALUES (?, ?, ?, ?, ?, ?)').run(
+          entry.ts,
+          entry.actor,
+          entry.action,
+          entry.bot,
+          entry.target,
+          entry.detail === null ? null : JSON.stringify(entry.detail),
+        ).lastInsertRowid,
+      )
+      runSteps(
+        markHandoff(d, entry, this.gapMs, (key) => lockUsers(d, [key])),
+        (q) => this.run(q),
+      )
+      return id
+    })()
     return { ...entry, id }
   }
 
