@@ -200,8 +200,8 @@ describe(`query plans at ${RECORDS} records: SQLite`, () => {
         captured.map((q) => /\b(sessions|handoff_marks|rollup_handoffs|conversation_summaries)\b/.exec(q.sql)?.[1]),
       ).toEqual(['conversation_summaries', 'handoff_marks', 'sessions', 'sessions', 'rollup_handoffs', 'handoff_marks'])
       const bad: string[] = []
+      // A bot's sessions by start time, or any table walked: what grows with the bot's history.
       for (const q of captured)
-        // A bot's sessions by start time, or any table walked: what grows with the bot's history.
         for (const { detail } of db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.params) as Array<{
           detail: string
         }>)

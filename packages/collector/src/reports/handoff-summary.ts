@@ -21,7 +21,7 @@
  */
 import { SESSIONS } from './analytics-tables'
 import type { Dialect } from './dialect'
-import { HOUR_MS } from './range'
+import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
 import { addRow, type Deltas } from './rollup-delta'
 import { type RollupSpec, rollupDdl, upsertQueries } from './rollup-tables'
@@ -66,11 +66,7 @@ export interface HandoffSession {
 
 /** Adds ±1 handed-off session at its start hour. */
 export function countHandoff(deltas: Deltas, s: HandoffSession, sign: 1 | -1): void {
-  addRow(deltas, HANDOFF_HOURS, {
-    bot: s.bot,
-    hour: s.start - (((s.start % HOUR_MS) + HOUR_MS) % HOUR_MS),
-    sessions: sign,
-  })
+  addRow(deltas, HANDOFF_HOURS, { bot: s.bot, hour: floorHour(s.start), sessions: sign })
 }
 
 /**
@@ -106,10 +102,10 @@ export function* findHandoffs(d: Dialect, sessions: HandoffSession[], gapMs: num
 }
 
 /**
- * After an audit entry is stored: when it is an operator's handoff action on a thread, its mark,
- * and the user's sessions that cover it marked and counted. `lock` takes the user's lock
- * (analytics-writes.ts `lockUsers`) before any session is read. Returns the changes to write
- * late (the hour row), already written when `late` is not given.
+ * After an audit entry is stored, in its transaction: when it is an operator's handoff action on
+ * a thread, its mark, and the user's sessions that cover it marked and counted (the hour rows
+ * written here). `lock` takes the user's lock (analytics-writes.ts `lockUsers`) before the mark is
+ * written or any session read.
  */
 export function* markHandoff(
   d: Dialect,
