@@ -19,7 +19,7 @@
  *   messages of the session it falls in (an import, a late batch) is counted when they come.
  * On PostgreSQL both hold the user's lock (the one sessions take), so two collectors take turns.
  */
-import { SESSIONS } from './analytics-tables'
+import { SESSION_HOURS, SESSIONS } from './analytics-tables'
 import type { Dialect } from './dialect'
 import { floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
@@ -39,16 +39,8 @@ export const HANDOFF_MARKS: RollupSpec = {
   sums: ['n'],
 }
 
-/** Sessions handed off per bot × hour of their start (signed changes as sessions grow, join and go). */
-export const HANDOFF_HOURS: RollupSpec = {
-  name: 'rollup_handoffs',
-  columns: { bot: 'text', hour: 'int', sessions: 'int' },
-  keys: ['bot', 'hour'],
-  withoutRowid: true,
-  sums: ['sessions'],
-  live: ['sessions'],
-  indexes: [['hour']],
-}
+/** Sessions handed off per bot × hour of their start (signed changes as sessions grow, join and go): `rollup_sessions`' shape. */
+export const HANDOFF_HOURS: RollupSpec = { ...SESSION_HOURS, name: 'rollup_handoffs' }
 
 /** CREATE TABLE / INDEX of the marks and the hours (the `sessions.handoff` column is the migration's). */
 export const handoffDdl = (d: Dialect): string => rollupDdl(d, [HANDOFF_MARKS, HANDOFF_HOURS])
