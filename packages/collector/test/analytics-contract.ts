@@ -308,6 +308,74 @@ export function runAnalyticsContract(name: string, factory: StoreFactory): void 
       expect(await store.overview({ from: T, to: T + 7 * DAY, tz: 'UTC' })).toMatchObject({ sessions: 0, handoffs: 0 })
     })
 
+    it('feedback per rated intent over any range: whole UTC days from the day rows, partial days from the hours; erasure', async () => {
+      const store = await make()
+      // Ten days; each user gets answers (intents a, b, c or none) and rates the latest, in arrival order.
+      type Rated = { user: string; ts: number; score: number; intent: string }
+      const rated: Rated[] = []
+      const last = new Map<string, string>()
+      let seed = 7
+      const rnd = () => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31
+        return seed / 2 ** 31
+      }
+      for (let k = 0; k < 160; k++) {
+        const user = ['fay', 'gus', 'hal'][k % 3] as string
+        const ts = T + Math.floor(k / 16) * DAY + (k % 16) * 90 * MIN + 7 * MIN
+        if (rnd() < 0.6) {
+          const intent = ['a', 'b', 'c', ''][Math.floor(rnd() * 4)] as string
+          const answer = out(user, ts - MIN, intent === '' ? {} : { intent: { name: intent } })
+          await store.add(answer.record, answer.messages)
+          last.set(user, intent)
+        }
+        const stars = rnd() < 0.5
+        const score = stars ? 1 + Math.floor(rnd() * 5) : rnd() < 0.5 ? -1 : 1
+        const f = feedback(user, ts, score, stars ? 'stars' : 'thumbs')
+        await store.add(f.record, f.messages)
+        rated.push({ user, ts, score: stars ? (score - 3) / 2 : score, intent: last.get(user) ?? '' })
+      }
+      const recount = (list: Rated[], from: number, to: number | null) => {
+        const lo = Math.floor(from / H) * H
+        const hi = to === null ? Number.POSITIVE_INFINITY : Math.ceil(to / H) * H
+        const by = new Map<string, { n: number; sum: number }>()
+        for (const r of list)
+          if (r.ts >= lo && r.ts < hi) {
+            const e = by.get(r.intent) ?? { n: 0, sum: 0 }
+            e.n++
+            e.sum += r.score
+            by.set(r.intent, e)
+          }
+        const lines = [...by].map(([intent, e]) => ({ intent, count: e.n, average: e.sum / e.n }))
+        const count = lines.reduce((n, l) => n + l.count, 0)
+        const sum = [...by.values()].reduce((n, e) => n + e.sum, 0)
+        return {
+          count,
+          average: count > 0 ? sum / count : null,
+          byIntent: lines.sort((x, y) => y.count - x.count || (x.intent < y.intent ? -1 : x.intent > y.intent ? 1 : 0)),
+        }
+      }
+      const ranges: Array<[number, number | null]> = [
+        [T, T + 10 * DAY],
+        [T + 2 * DAY, T + 5 * DAY],
+        [T + DAY + 5 * H, T + 6 * DAY + 7 * H],
+        [T + 3 * DAY + 2 * H, T + 3 * DAY + 20 * H],
+        [T + 3 * DAY + 20 * H, T + 4 * DAY + 3 * H],
+        [T + 4 * DAY + 9 * H + 30 * MIN, null],
+        [0, null],
+      ]
+      const check = async (list: Rated[]) => {
+        for (const [from, to] of ranges) {
+          const q = to === null ? { from, tz: 'UTC' } : { from, to, tz: 'UTC' }
+          expect((await store.overview(q)).feedback, `${new Date(from).toISOString()} ${to}`).toEqual(
+            recount(list, from, to),
+          )
+        }
+      }
+      await check(rated)
+      await store.eraseUser('shop', 'gus')
+      await check(rated.filter((r) => r.user !== 'gus'))
+    })
+
     it('erasure takes a user’s sessions, handoff and feedback out; retention sweeps re-derive what stays', async () => {
       const store = await make()
       await seed(store)

@@ -224,10 +224,15 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
  * range with nothing after it: its users and new users sum hours; of whole days of a kept zone:
  * its users sum pairs of days; of a range with edges inside days: the users of its two partial
  * days, never every user-day of the range; its NotHandled count and handoffs sum hours, never
- * phrases, users, operator actions or sessions) are held to it.
+ * phrases, users, operator actions or sessions; over all time, its feedback per intent sums days)
+ * are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
+  // The overview of all time (or of whole days): its feedback per intent from the day rows, no hour
+  // × intent row (a range with edges inside days reads those days' hours).
+  if (name.startsWith('overview') && !name.startsWith('overview bounded') && name.endsWith('all time'))
+    if (table === 'rollup_feedback') return true
   // The overview's NotHandled count and handoffs: hour totals, never the rows per phrase or per user
   // of each hour, nor the operators' actions, the sessions or the conversations they were in.
   if (name.startsWith('overview'))

@@ -4,7 +4,7 @@
  * analytics-tables.ts), within the range widened to whole hours.
  */
 import type { ReadFilter } from '../store/store'
-import { FEEDBACK, PATH_DEPTH_MAX, SESSION_HOURS, USER_HOURS } from './analytics-tables'
+import { FEEDBACK, FEEDBACK_DAYS, FEEDBACK_HOURS, PATH_DEPTH_MAX, SESSION_HOURS, USER_HOURS } from './analytics-tables'
 import type { FunnelStep, OverviewDay, OverviewReport, PathLine, RetentionReport } from './analytics-types'
 import { CONVERSATION_STARTS } from './conversation-starts'
 import type { Dialect } from './dialect'
@@ -190,6 +190,38 @@ async function activeUsers(
 }
 
 /**
+ * Feedback per rated intent over the range (widened to whole hours), the 100 most rated: its
+ * whole UTC days from the day rows, the hours of its partial first and last days from the hour rows.
+ */
+function ratedIntents(d: Dialect, exec: Exec, filter: ReadFilter): Promise<Row[]> {
+  const r = hourRange(filter)
+  const firstDay = Math.ceil(r.from / DAY_MS) * DAY_MS
+  const lastDay = r.to === null ? null : Math.floor(r.to / DAY_MS) * DAY_MS
+  const params: unknown[] = []
+  const hourRows = (from: number, to: number | null) => {
+    params.push(from)
+    if (to !== null) params.push(to)
+    return `SELECT intent, n, score_sum FROM ${d.table(FEEDBACK.name)} WHERE hour >= ?${to === null ? '' : ' AND hour < ?'}${scopeSql(d, filter, params)}`
+  }
+  const parts: string[] = []
+  if (lastDay !== null && firstDay >= lastDay) parts.push(hourRows(r.from, r.to))
+  else {
+    if (r.from < firstDay) parts.push(hourRows(r.from, firstDay))
+    params.push(firstDay)
+    if (lastDay !== null) params.push(lastDay)
+    parts.push(
+      `SELECT intent, n, score_sum FROM ${d.table(FEEDBACK_DAYS.name)} WHERE day >= ?${lastDay === null ? '' : ' AND day < ?'}${scopeSql(d, filter, params)}`,
+    )
+    if (lastDay !== null && lastDay < (r.to as number)) parts.push(hourRows(lastDay, r.to))
+  }
+  return exec({
+    sql: `SELECT intent, sum(n) AS n, sum(score_sum) AS score_sum FROM (${parts.join(' UNION ALL ')}) fb
+      GROUP BY intent HAVING sum(n) > 0 ORDER BY n DESC, intent LIMIT 100`,
+    params,
+  })
+}
+
+/**
  * The overview: every figure from summaries; `zones`: the retention zones whose summaries are
  * complete, asked only for a range that ends in the past.
  */
@@ -203,8 +235,6 @@ export async function overviewReport(
   // Open end: the latest instant a Date can hold.
   const to = r.to ?? 8.64e15
   const newParams: unknown[] = [r.from, to]
-  const intentParams: unknown[] = []
-  const intentWhere = `WHERE 1 = 1${scopeSql(d, filter, intentParams)}${hours(filter, intentParams)}`
   const [users, fresh, conversations, handoffs, traffic, sessions, nh, feedback, rated] = await Promise.all([
     activeUsers(d, exec, filter, zones),
     // First seen in the range: the users first seen in each of its hours.
@@ -218,12 +248,8 @@ export async function overviewReport(
     hourly(d, exec, filter, HOURLY.name, { messages: 'messages', incoming: 'incoming', outgoing: 'outgoing' }),
     hourly(d, exec, filter, SESSION_HOURS.name, { sessions: 'sessions' }),
     hourly(d, exec, filter, NH_HOURS.name, { n: 'n' }),
-    hourly(d, exec, filter, FEEDBACK.name, { n: 'n', score_sum: 'score_sum' }),
-    exec({
-      sql: `SELECT intent, sum(n) AS n, sum(score_sum) AS score_sum FROM ${d.table(FEEDBACK.name)} ${intentWhere}
-        GROUP BY intent HAVING sum(n) > 0 ORDER BY n DESC, intent LIMIT 100`,
-      params: intentParams,
-    }),
+    hourly(d, exec, filter, FEEDBACK_HOURS.name, { n: 'n', score_sum: 'score_sum' }),
+    ratedIntents(d, exec, filter),
   ])
   const tz = filter.tz ?? 'UTC'
   const days = new Map<number, OverviewDay>()

@@ -100,11 +100,48 @@ export const USER_STEPS: RollupSpec = {
   ],
 }
 
+/**
+ * {@link FEEDBACK} every intent together, per bot × hour: the overview's feedback count, average
+ * and days read one row per hour, whatever the number of intents rated (PostgreSQL migration 28,
+ * SQLite step 24). Kept from the same changes (analytics-writes.ts `mirrorFeedback`).
+ */
+export const FEEDBACK_HOURS: RollupSpec = {
+  name: 'rollup_feedback_hours',
+  columns: { bot: 'text', hour: 'int', n: 'int', score_sum: 'real' },
+  keys: ['bot', 'hour'],
+  withoutRowid: true,
+  sums: ['n', 'score_sum'],
+  live: ['n'],
+  indexes: [['hour']],
+}
+
+/**
+ * {@link FEEDBACK} per bot × UTC day × rated intent: the overview's average per intent reads a
+ * range's whole UTC days here and only the hours of its partial first and last days from the hour
+ * rows — 24 times fewer rows.
+ */
+export const FEEDBACK_DAYS: RollupSpec = {
+  name: 'rollup_feedback_days',
+  columns: { bot: 'text', day: 'int', intent: 'text', n: 'int', score_sum: 'real' },
+  keys: ['bot', 'day', 'intent'],
+  withoutRowid: true,
+  sums: ['n', 'score_sum'],
+  live: ['n'],
+  indexes: [['day']],
+}
+
 /** Deepest path the paths report gives: the first intents each session keeps. */
 export const PATH_DEPTH_MAX = 8
 
 /** Created by the analytics migration (funnel steps come with the next one). */
-export const ANALYTICS_ROLLUPS: readonly RollupSpec[] = [SESSIONS, SESSION_HOURS, FEEDBACK, USER_HOURS]
+export const ANALYTICS_ROLLUPS: readonly RollupSpec[] = [
+  SESSIONS,
+  SESSION_HOURS,
+  FEEDBACK,
+  FEEDBACK_HOURS,
+  FEEDBACK_DAYS,
+  USER_HOURS,
+]
 
 /** CREATE TABLE / INDEX of the analytics summaries and the indexes their reads need on other tables. */
 export function analyticsDdl(d: Dialect): string {

@@ -4,14 +4,23 @@
  * in the insert's transaction, after an erasure or a retention step, and by the migration that
  * derives them from stored messages.
  */
-import { ANALYTICS_ROLLUPS, FEEDBACK, SESSION_HOURS, SESSIONS, USER_HOURS, USER_STEPS } from './analytics-tables'
+import {
+  ANALYTICS_ROLLUPS,
+  FEEDBACK,
+  FEEDBACK_DAYS,
+  FEEDBACK_HOURS,
+  SESSION_HOURS,
+  SESSIONS,
+  USER_HOURS,
+  USER_STEPS,
+} from './analytics-tables'
 import { latestInBatch } from './batch-lookback'
 import type { Dialect } from './dialect'
 import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { addSpans, rebuildSpans, recountSpans, STEP_SPANS, spanUpserts } from './funnel-spans'
 import { countHandoff, findHandoffs, HANDOFF_HOURS } from './handoff-summary'
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
-import { floorHour, HOUR_MS } from './range'
+import { DAY_MS, floorDay, floorHour, HOUR_MS } from './range'
 import type { Row } from './report-queries'
 import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention, ZONE_LIST_LOCK } from './retention-cohorts'
 import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
@@ -144,6 +153,19 @@ function* writeSessions(
   for (const q of upsertQueries(d, SESSIONS, added.map(sessionRow))) yield q
 }
 
+/** Adds one feedback hour row's change to the totals by hour and by UTC day (every intent's, each intent's). */
+function mirrorFeedbackRow(deltas: Deltas, r: RollupRow): void {
+  const hour = Number(r.hour)
+  addRow(deltas, FEEDBACK_HOURS, { bot: r.bot ?? null, hour, n: r.n ?? 0, score_sum: r.score_sum ?? 0 })
+  addRow(deltas, FEEDBACK_DAYS, {
+    bot: r.bot ?? null,
+    day: floorDay(hour),
+    intent: r.intent ?? '',
+    n: r.n ?? 0,
+    score_sum: r.score_sum ?? 0,
+  })
+}
+
 /**
  * Upserts the changes in one fixed order of tables (users per hour, sessions per hour, feedback),
  * dropping rows whose count reached 0: every writer (ingest, erasure, retention) locks summary
@@ -151,7 +173,19 @@ function* writeSessions(
  * `spans`: the step spans follow the step rows (funnel-spans.ts; not before their migration).
  */
 function* flush(d: Dialect, deltas: Deltas, late?: Late, spans = false): Steps {
-  for (const spec of [USER_HOURS, SESSION_HOURS, HANDOFF_HOURS, FEEDBACK, USER_STEPS, STEP_SPANS, PATH_PREFIXES]) {
+  // The feedback rows' totals by hour and by day, from the same changes (written right after them).
+  for (const r of deltas.get(FEEDBACK)?.values() ?? []) mirrorFeedbackRow(deltas, r)
+  for (const spec of [
+    USER_HOURS,
+    SESSION_HOURS,
+    HANDOFF_HOURS,
+    FEEDBACK,
+    FEEDBACK_HOURS,
+    FEEDBACK_DAYS,
+    USER_STEPS,
+    STEP_SPANS,
+    PATH_PREFIXES,
+  ]) {
     if (spec === STEP_SPANS) {
       if (spans) {
         addSpans(deltas)
@@ -374,11 +408,36 @@ export function* takeBackAnalytics(
       sql: `DELETE FROM ${d.table(USER_STEPS.name)} WHERE bot = ? AND user_id = ? AND hour = ?`,
       params: [k.bot, k.userId, k.hour],
     }
-  for (const h of hours.values())
-    yield { sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ?`, params: [h.bot, h.hour] }
+  // The hour rows go; what they held is taken from the totals (the rows derived again add back).
+  for (const h of hours.values()) {
+    const had: Row[] = yield {
+      sql: `DELETE FROM ${d.table(FEEDBACK.name)} WHERE bot = ? AND hour = ? RETURNING intent, n, score_sum`,
+      params: [h.bot, h.hour],
+    }
+    for (const r of had)
+      mirrorFeedbackRow(again, { ...h, intent: String(r.intent), n: -Number(r.n), score_sum: -Number(r.score_sum) })
+  }
   yield* flush(d, again, late)
   // A first or last time cannot be taken back: the touched users' spans, from their step rows.
   yield* recountSpans(d, [...new Map([...stepHours.values()].map((k) => [`${k.bot}${sep}${k.userId}`, k])).values()])
+}
+
+/** Derives the feedback totals by hour and by UTC day from the hour rows (the migration that adds them). */
+export function* rebuildFeedbackTotals(d: Dialect): Steps {
+  const rows = d.table(FEEDBACK.name)
+  const day = `(hour - ((hour % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS})`
+  yield { sql: `DELETE FROM ${d.table(FEEDBACK_HOURS.name)}`, params: [] }
+  yield { sql: `DELETE FROM ${d.table(FEEDBACK_DAYS.name)}`, params: [] }
+  yield {
+    sql: `INSERT INTO ${d.table(FEEDBACK_HOURS.name)} (bot, hour, n, score_sum)
+      SELECT bot, hour, sum(n), sum(score_sum) FROM ${rows} GROUP BY bot, hour HAVING sum(n) > 0`,
+    params: [],
+  }
+  yield {
+    sql: `INSERT INTO ${d.table(FEEDBACK_DAYS.name)} (bot, day, intent, n, score_sum)
+      SELECT bot, ${day}, intent, sum(n), sum(score_sum) FROM ${rows} GROUP BY bot, ${day}, intent HAVING sum(n) > 0`,
+    params: [],
+  }
 }
 
 /** Messages read per step of a rebuild. */

@@ -1,6 +1,11 @@
 import type { ClientBase } from 'pg'
-import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
-import { DEFAULT_SESSION_GAP_MS, rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { analyticsDdl, FEEDBACK_DAYS, FEEDBACK_HOURS, USER_STEPS } from '../../reports/analytics-tables'
+import {
+  DEFAULT_SESSION_GAP_MS,
+  rebuildAnalytics,
+  rebuildFeedbackTotals,
+  rebuildSteps,
+} from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { postgresDialect } from '../../reports/dialect'
 import { funnelPacksDdl, funnelPacksTextDdl, funnelPackUptoDdl } from '../../reports/funnel-packs-pg'
@@ -274,6 +279,12 @@ ${analyticsDdl(postgresDialect)}
     sql: `ALTER TABLE convotrack_sessions ADD COLUMN IF NOT EXISTS handoff bigint DEFAULT 0;\n${handoffDdl(postgresDialect)}`,
     // The gap the sessions' own migration joined them with (a changed gap applies to what comes after).
     after: (client) => deriveOn(client, rebuildHandoffs(postgresDialect, DEFAULT_SESSION_GAP_MS)),
+  },
+  {
+    version: 28,
+    name: "feedback per hour (every intent) and per UTC day and rated intent (the overview's feedback; derived from the feedback hours)",
+    sql: rollupDdl(postgresDialect, [FEEDBACK_HOURS, FEEDBACK_DAYS]),
+    after: (client) => deriveOn(client, rebuildFeedbackTotals(postgresDialect)),
   },
 ]
 

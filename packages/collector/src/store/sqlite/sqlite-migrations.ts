@@ -1,6 +1,11 @@
 import type Database from 'better-sqlite3'
-import { analyticsDdl, USER_STEPS } from '../../reports/analytics-tables'
-import { DEFAULT_SESSION_GAP_MS, rebuildAnalytics, rebuildSteps } from '../../reports/analytics-writes'
+import { analyticsDdl, FEEDBACK_DAYS, FEEDBACK_HOURS, USER_STEPS } from '../../reports/analytics-tables'
+import {
+  DEFAULT_SESSION_GAP_MS,
+  rebuildAnalytics,
+  rebuildFeedbackTotals,
+  rebuildSteps,
+} from '../../reports/analytics-writes'
 import { conversationStartsDdl, rebuildConversationStarts } from '../../reports/conversation-starts'
 import { type Query, sqliteDialect } from '../../reports/dialect'
 import { spansIndexDdl } from '../../reports/funnel-spans'
@@ -278,6 +283,14 @@ ${rollupDdl(sqliteDialect)}
       db.exec(handoffDdl(sqliteDialect))
       // The gap the sessions' own step joined them with (a changed gap applies to what comes after).
       runSteps(rebuildHandoffs(sqliteDialect, DEFAULT_SESSION_GAP_MS), run)
+    },
+  },
+  {
+    version: 24,
+    name: "feedback per hour (every intent) and per UTC day and rated intent (the overview's feedback; derived from the feedback hours)",
+    apply(db, _keep, run) {
+      db.exec(rollupDdl(sqliteDialect, [FEEDBACK_HOURS, FEEDBACK_DAYS]))
+      runSteps(rebuildFeedbackTotals(sqliteDialect), run)
     },
   },
 ]
