@@ -20,7 +20,7 @@ import { FEEDBACK_EVENT, feedbackScore } from './feedback-score'
 import { addSpans, rebuildSpans, recountSpans, STEP_SPANS, spanUpserts } from './funnel-spans'
 import { countHandoff, findHandoffs, HANDOFF_HOURS } from './handoff-summary'
 import { countPaths, flushPaths, PATH_PREFIXES } from './path-prefixes'
-import { DAY_MS, floorDay, floorHour, HOUR_MS } from './range'
+import { DAY_MS, floorDay, floorHour, floorSql, HOUR_MS } from './range'
 import type { Row } from './report-queries'
 import { applyRetention, DEFAULT_RETENTION_ZONES, takeBackRetention, ZONE_LIST_LOCK } from './retention-cohorts'
 import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
@@ -425,7 +425,7 @@ export function* takeBackAnalytics(
 /** Derives the feedback totals by hour and by UTC day from the hour rows (the migration that adds them). */
 export function* rebuildFeedbackTotals(d: Dialect): Steps {
   const rows = d.table(FEEDBACK.name)
-  const day = `(hour - ((hour % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS})`
+  const day = floorSql('hour', DAY_MS)
   yield { sql: `DELETE FROM ${d.table(FEEDBACK_HOURS.name)}`, params: [] }
   yield { sql: `DELETE FROM ${d.table(FEEDBACK_DAYS.name)}`, params: [] }
   yield {

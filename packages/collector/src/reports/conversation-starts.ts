@@ -9,7 +9,7 @@
  * message, or take it away with the thread's last message.
  */
 import type { Dialect } from './dialect'
-import { floorHour, HOUR_MS } from './range'
+import { floorHour, floorSql, HOUR_MS } from './range'
 import type { Row } from './report-queries'
 import { addRow, type Deltas, type Late, type RollupMessage } from './rollup-delta'
 import { CONVERSATIONS, type RollupSpec, rollupDdl } from './rollup-tables'
@@ -132,7 +132,7 @@ export function* takeBackStarts(d: Dialect, doomed: readonly RollupMessage[], la
 
 /** Derives the summary from the conversations' rows (the migration that adds it). */
 export function* rebuildConversationStarts(d: Dialect): Steps {
-  const hour = `(first_ts - ((first_ts % ${HOUR_MS}) + ${HOUR_MS}) % ${HOUR_MS})`
+  const hour = floorSql('first_ts', HOUR_MS)
   yield { sql: `DELETE FROM ${d.table(CONVERSATION_STARTS.name)}`, params: [] }
   yield {
     sql: `INSERT INTO ${d.table(CONVERSATION_STARTS.name)} (bot, hour, conversations)

@@ -30,7 +30,7 @@ import { stepOf } from './analytics-writes'
 import type { Dialect, Row } from './dialect'
 import { encodeByBot, funnelFromPacks, type PackRow, type StepRows } from './funnel-packs'
 import { scopeSql } from './message-queries'
-import { DAY_MS, floorDay, floorHour, HOUR_MS, hourRange } from './range'
+import { DAY_MS, floorDay, floorHour, floorSql, HOUR_MS, hourRange } from './range'
 import type { RollupMessage } from './rollup-delta'
 import type { Steps } from './rollup-writes'
 
@@ -148,7 +148,7 @@ export function* touchPackedDays(
     const gens = d.table(GENS)
     yield {
       sql: `INSERT INTO ${gens} (day, gen)
-        SELECT DISTINCT h - ((h % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS}, 1 FROM unnest(?::bigint[]) AS h
+        SELECT DISTINCT ${floorSql('h', DAY_MS)}, 1 FROM unnest(?::bigint[]) AS h
         WHERE h + ${HOUR_MS} <= ${now} - ${COUNT_UP_AFTER_MS}
         ORDER BY 1
         ON CONFLICT (day) DO UPDATE SET gen = ${gens}.gen + 1`,

@@ -21,7 +21,7 @@
  */
 import { SESSION_HOURS, SESSIONS } from './analytics-tables'
 import type { Dialect } from './dialect'
-import { floorHour, HOUR_MS } from './range'
+import { floorHour, floorSql, HOUR_MS } from './range'
 import type { Row } from './report-queries'
 import { addRow, type Deltas } from './rollup-delta'
 import { type RollupSpec, rollupDdl, upsertQueries } from './rollup-tables'
@@ -44,8 +44,6 @@ export const HANDOFF_HOURS: RollupSpec = { ...SESSION_HOURS, name: 'rollup_hando
 
 /** CREATE TABLE / INDEX of the marks and the hours (the `sessions.handoff` column is the migration's). */
 export const handoffDdl = (d: Dialect): string => rollupDdl(d, [HANDOFF_MARKS, HANDOFF_HOURS])
-
-const floorHourSql = (col: string) => `(${col} - ((${col} % ${HOUR_MS}) + ${HOUR_MS}) % ${HOUR_MS})`
 
 /** A session as the handoff count sees it. */
 export interface HandoffSession {
@@ -147,7 +145,8 @@ export function* eraseHandoffMarks(d: Dialect, bot: string, userId: string): Ste
 export function* rebuildHandoffs(d: Dialect, gapMs: number): Steps {
   const marks = d.table(HANDOFF_MARKS.name)
   const sessions = d.table(SESSIONS.name)
-  const actions = HANDOFF_ACTIONS.map((a) => `'${a}'`).join(', ')
+  const params: unknown[] = []
+  const actions = d.inList('a.action', HANDOFF_ACTIONS, params)
   yield { sql: `DELETE FROM ${marks}`, params: [] }
   // Each action's thread looked up by its key (a join let SQLite walk every action of the bot per conversation).
   yield {
@@ -155,10 +154,10 @@ export function* rebuildHandoffs(d: Dialect, gapMs: number): Steps {
       SELECT bot, user_id, ts, count(*) FROM (
         SELECT a.bot, a.ts, (SELECT coalesce(c.in_user, c.last_user) FROM ${d.table('conversation_summaries')} c
           WHERE c.bot = a.bot AND c.thread = a.target) AS user_id
-        FROM ${d.table('audit')} a WHERE a.action IN (${actions}) AND a.bot IS NOT NULL AND a.target IS NOT NULL) x
+        FROM ${d.table('audit')} a WHERE ${actions} AND a.bot IS NOT NULL AND a.target IS NOT NULL) x
       WHERE user_id IS NOT NULL AND user_id <> ''
       GROUP BY bot, user_id, ts`,
-    params: [],
+    params,
   }
   yield { sql: `UPDATE ${sessions} SET handoff = 0 WHERE handoff IS NULL OR handoff <> 0`, params: [] }
   yield {
@@ -170,8 +169,8 @@ export function* rebuildHandoffs(d: Dialect, gapMs: number): Steps {
   yield { sql: `DELETE FROM ${d.table(HANDOFF_HOURS.name)}`, params: [] }
   yield {
     sql: `INSERT INTO ${d.table(HANDOFF_HOURS.name)} (bot, hour, sessions)
-      SELECT bot, ${floorHourSql('start_ts')}, count(*) FROM ${sessions} WHERE handoff = 1
-      GROUP BY bot, ${floorHourSql('start_ts')}`,
+      SELECT bot, ${floorSql('start_ts', HOUR_MS)}, count(*) FROM ${sessions} WHERE handoff = 1
+      GROUP BY bot, ${floorSql('start_ts', HOUR_MS)}`,
     params: [],
   }
 }

@@ -15,7 +15,7 @@
 import type { ReadFilter } from '../store/store'
 import type { Dialect } from './dialect'
 import { scopeSql } from './message-queries'
-import { DAY_MS, floorHour } from './range'
+import { DAY_MS, floorHour, floorSql } from './range'
 import { NH_PHRASES } from './read-summary-tables'
 import { addRow, type Deltas, phraseOf, type RollupMessage } from './rollup-delta'
 import { NOT_HANDLED, type RollupSpec, rollupDdl } from './rollup-tables'
@@ -93,7 +93,7 @@ export function* takeBackPhraseDays(d: Dialect, doomed: readonly RollupMessage[]
 
 /** Derives the summaries (phrase days, NotHandled hours) from the phrase hours (the migration that adds them; after a rebuild of those). */
 export function* rebuildPhraseDays(d: Dialect): Steps {
-  const day = `(hour - ((hour % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS})`
+  const day = floorSql('hour', DAY_MS)
   yield { sql: `DELETE FROM ${d.table(NH_PHRASE_DAYS.name)}`, params: [] }
   yield {
     sql: `INSERT INTO ${d.table(NH_PHRASE_DAYS.name)} (bot, day, phrase, n, users, last_ts, text)

@@ -102,6 +102,11 @@ export const floorHour = (t: number): number => Math.floor(t / HOUR_MS) * HOUR_M
 /** The start of the UTC day of `t`. */
 export const floorDay = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS
 export const ceilHour = (t: number): number => Math.ceil(t / HOUR_MS) * HOUR_MS
+/**
+ * SQL of {@link floorHour} / {@link floorDay} on an integer column or expression (`unit`: HOUR_MS
+ * or DAY_MS): the same value on both databases, times before 1970 included (`%` keeps the sign).
+ */
+export const floorSql = (col: string, unit: number): string => `(${col} - ((${col} % ${unit}) + ${unit}) % ${unit})`
 
 /**
  * The range of a request from its query parameters: `from` and `to` (epoch ms or ISO 8601, `to`

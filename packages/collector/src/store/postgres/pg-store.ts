@@ -879,23 +879,22 @@ export class PgRecordStore extends StoreReads implements RecordStore {
 
   /** Stores an audit entry; an operator's handoff action is counted in its session in the same transaction (handoff-summary.ts). */
   async addAudit(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
-    const values = [
-      entry.ts,
-      text(entry.actor),
-      text(entry.action),
-      text(entry.bot),
-      text(entry.target),
-      entry.detail === null ? null : JSON.stringify(entry.detail),
-    ] as const
+    const stored = { ts: entry.ts, action: entry.action, bot: text(entry.bot), target: text(entry.target) }
     const id = await this.transaction(async (sql) => {
       const rows = await sql.query<{ id: number }>(
         `INSERT INTO convotrack_audit (ts, actor, action, bot, target, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-        [...values],
+        [
+          stored.ts,
+          text(entry.actor),
+          text(entry.action),
+          stored.bot,
+          stored.target,
+          entry.detail === null ? null : JSON.stringify(entry.detail),
+        ],
       )
-      const [ts, , action, bot, target] = values
       await runSteps(
         sql,
-        markHandoff(d, { ts, action: action as string, bot, target }, this.gapMs, (key) => lockUsers(d, [key])),
+        markHandoff(d, stored, this.gapMs, (key) => lockUsers(d, [key])),
       )
       return Number(rows.rows[0]?.id)
     })
