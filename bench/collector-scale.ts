@@ -2,8 +2,9 @@
  * Reports at scale: loads N records of a mixed-platform bot (bench/scale-records.ts: universal,
  * Messenger, Slack, Alexa, Twitter DMs, custom and revenue events, ~8 % NotHandled, M users,
  * event time spread over 90 days) into a collector's store, measures ingest through
- * `POST /track/batch`, then times every read the dashboard makes — at the default range and all
- * time, median and max of 5 — and prints them as a table.
+ * `POST /track/batch`, gives the store its operators (scale-bulk.ts `ensureHandoffs`) and users'
+ * ratings (scale-feedback.ts) once, then times every read the dashboard makes — at the default
+ * range and all time, median and max of 5 — and prints them as a table.
  *
  *   pnpm bench:scale -- --records 1000000 --db /var/tmp/scale.db
  *   pnpm bench:scale -- --records 10000000 --db postgres://postgres@127.0.0.1:5432/scale
@@ -44,6 +45,7 @@ import { type PostgresServer, startPostgres } from '../packages/collector/test/s
 import { type CollectorProcess, startCollectorProcess } from './collector-batch'
 import { acceptedScaleRecord } from './ingest-records'
 import { bulkSeedPostgres, bulkSeedSqlite, deriveIfPending, ensureHandoffs } from './scale-bulk'
+import { ensureFeedback } from './scale-feedback'
 import { type ScaleShape, scaleRecord } from './scale-records'
 
 const { values: args } = parseArgs({
@@ -379,6 +381,12 @@ async function main(): Promise<void> {
     if (have < RECORDS)
       ingestRate = await ingestHttp(collectors, sliceFrom, sliceFrom + Math.min(SLICE, RECORDS - sliceFrom))
     const base = (collectors[0] as CollectorProcess).url
+    // The users' ratings (scale-feedback.ts), once the load is whole (not cut short by --seed-until):
+    // every store loaded before them lacks them.
+    if (ANALYTICS && (await store.counts()).records >= RECORDS) {
+      const { count } = (await store.overview({ bot: BOT })).feedback
+      await ensureFeedback(store, shape, count, pgBackend ? 3 : 1, log)
+    }
     if (ANALYTICS && store instanceof PgRecordStore) {
       // The funnel steps packed (funnel-packs-pg.ts) by the job a collector runs 5 minutes after it
       // starts and every hour: run here first, so that no read is timed while it packs.

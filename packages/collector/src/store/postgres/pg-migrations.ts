@@ -19,6 +19,7 @@ import { rollupDdl } from '../../reports/rollup-tables'
 import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
+import { PG_AUTOVACUUM_DDL } from './pg-autovacuum'
 import { FUNNEL_SPANS } from './pg-funnel-spans'
 import { HANDOFF_MIGRATION } from './pg-handoff-migration'
 import { HISTORY_SUMMARIES, ZONES_ON_DEMAND } from './pg-history-summaries'
@@ -285,6 +286,11 @@ ${analyticsDdl(postgresDialect)}
     name: "feedback per hour (every intent) and per UTC day and rated intent (the overview's feedback; derived from the feedback hours)",
     sql: rollupDdl(postgresDialect, [FEEDBACK_HOURS, FEEDBACK_DAYS]),
     after: (client) => deriveOn(client, rebuildFeedbackTotals(postgresDialect)),
+  },
+  {
+    version: 29,
+    name: 'autovacuum after 1 % of a table changed (the reports read their summaries from indexes alone: rows not vacuumed yet are checked in the table)',
+    sql: PG_AUTOVACUUM_DDL,
   },
 ]
 
