@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Dialect, postgresDialect, type Query, sqliteDialect } from '../src/reports/dialect'
 import type { Exec } from '../src/reports/report-queries'
 import { type SearchPlan, searchPage } from '../src/reports/search-page'
+import { PG_SEARCH_CHARS, parseSearch, pgSearchPrefilter, toTsQuery } from '../src/reports/search-query'
 import { item } from './store-contract'
 import { openKeptSqlite } from './support/kept-sqlite'
 import { type PostgresServer, startPostgres } from './support/postgres'
@@ -41,6 +42,11 @@ async function pages(d: Dialect, exec: Exec, q: string, plan: SearchPlan, limit:
     cursor = `${last.ts}:${last.id}`
   }
 }
+
+/** A PostgreSQL walk over the newest messages (searchScanQuery): their subquery's end. */
+const WALK = 'ORDER BY ts DESC, id DESC LIMIT ?) m'
+/** A PostgreSQL walk's step: the parameter of its newest messages' `LIMIT`. */
+const stepOf = (q: Query) => q.params[q.sql.slice(0, q.sql.indexOf(WALK)).split('?').length - 1]
 
 /** `first`, then each step `factor` times the one before, up to `last`. */
 function geometricSteps(first: number, factor: number, last: number): number[] {
@@ -122,7 +128,7 @@ describe('search pages by steps', () => {
           let statements = 0
           const counting: Exec = async (q) => {
             statements++
-            if (d.name === 'postgres' && q.sql.includes('CROSS JOIN LATERAL')) walked.push(Number(q.params.at(-3)))
+            if (d.name === 'postgres' && q.sql.includes(WALK)) walked.push(Number(stepOf(q)))
             return exec(q)
           }
           const plan = { steps: geometricSteps(5, 4, 1280), fewMatches: 1 }
@@ -203,6 +209,106 @@ describe('search pages by steps', () => {
     )
     // A hang detector, not a speed bound: the two stores' writes took 85 s beside a loaded machine's CPU burners.
   }, 300_000)
+
+  // PostgreSQL's walk makes the search vector only of a message whose lowered text holds each ASCII
+  // word of the query (pgSearchPrefilter): the same hits as the vector alone, whatever the case,
+  // punctuation, hyphens, URLs, the letters that lowercase to ASCII ones (the Kelvin sign, the
+  // dotted İ) and words past the indexed head of a long text.
+  it('PostgreSQL: the test before the search vector in the walk loses no hit', async () => {
+    const texts = [
+      'Can I SPEAK TO a Human?',
+      'speak,to human',
+      'SPEAK-TO HUMANS please',
+      'speaking to humans',
+      'Kelvin: 5 \u212A',
+      '\u0130STANBUL trip',
+      'istanbul trip',
+      'ΟΔΟΣ closed',
+      'ÄRGER mit der Post',
+      'STRASSE und Straße',
+      'https://Example.com/Path and foo@Bar.com',
+      'ＳＰＥＡＫ fullwidth',
+      `${'x '.repeat(5_000)}tail`,
+      'tail at the start',
+    ]
+    const sent: SentText[] = texts.map((text, n) => ({ text, ts: T - n * 60_000, n }))
+    const fill = async (store: RecordStore) => {
+      await store.addMany(
+        sent.map((m) => item('shop', 'universal', 'incoming', { userId: 'u1', text: m.text }, { at: m.ts })),
+      )
+      return sent
+    }
+    await onBothStores(server, fill, async (dbs) => {
+      const [, exec] = dbs.find(([d]) => d.name === 'postgres') as readonly [Dialect, Exec]
+      const queries = [
+        'speak',
+        '"speak to" human*',
+        'humans',
+        'speak*',
+        'k',
+        'istanbul',
+        'οδος',
+        'ärger',
+        'strasse',
+        'straße',
+        'example',
+        'example.com',
+        'bar',
+        'path',
+        'ＳＰＥＡＫ',
+        'tail',
+        'x tail',
+      ]
+      for (const q of queries) {
+        const walks: string[] = []
+        const seen: Exec = async (query) => {
+          if (query.sql.includes(WALK)) walks.push(query.sql)
+          return exec(query)
+        }
+        // One step over every message: the page is the walk's.
+        const page = await searchPage(
+          postgresDialect,
+          seen,
+          { from: T - DAY, to: T + DAY, bot: 'shop', q, limit: 100 },
+          { steps: [1_000], fewMatches: 1 },
+        )
+        const terms = parseSearch(q)
+        const byVector = await exec({
+          sql: `SELECT text FROM convotrack_messages
+            WHERE to_tsvector('simple', left(coalesce(text, ''), ${PG_SEARCH_CHARS})) @@ to_tsquery('simple', ?)
+            ORDER BY ts DESC, id DESC`,
+          params: [toTsQuery(terms)],
+        })
+        expect(
+          page.map((h) => h.text),
+          q,
+        ).toEqual(byVector.map((r) => r.text))
+        expect(walks.length, q).toBe(1)
+        expect(walks[0]?.includes('LIKE ALL'), q).toBe(pgSearchPrefilter('x.text', terms) !== undefined)
+      }
+      // The words it tests: ASCII ones only, each once.
+      expect(pgSearchPrefilter('t', parseSearch('"speak to" human* speak ärger'))?.like).toEqual([
+        '%speak%',
+        '%to%',
+        '%human%',
+      ])
+      expect(pgSearchPrefilter('t', parseSearch('οδος ärger'))).toBeUndefined()
+      // Hits at all: the test is not vacuous.
+      expect(
+        (
+          await searchPage(
+            postgresDialect,
+            exec,
+            { from: T - DAY, to: T + DAY, bot: 'shop', q: 'k', limit: 10 },
+            {
+              steps: [1_000],
+              fewMatches: 1,
+            },
+          )
+        ).map((h) => h.text),
+      ).toEqual(['Kelvin: 5 \u212A'])
+    })
+  }, 120_000)
 
   // More messages at one instant than a step holds (PostgreSQL) and than a page holds (both): the
   // next step or page starts below the last one taken — none twice, none skipped. SQLite keys the

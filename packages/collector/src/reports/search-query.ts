@@ -237,8 +237,13 @@ export interface SearchSpan {
  * PostgreSQL's full-text index has no id order: reading its matches between two ids recomputed
  * the text's vector for every message between them (seconds at 10 M: the newest 200 000 messages
  * spanned 2.7 M ids). Each message walked is tested instead, in time order, and the walk stops at
- * the page's last hit (OFFSET 0 keeps the test per message: a phrase's row estimate of 16 made a
- * hash join of every match).
+ * the page's last hit. The newest messages are a subquery with its `LIMIT`, which no condition of
+ * the outer query can enter: the walk reads each message's row from the time index once (the
+ * test needs its text) — a join of the time index's ids to the rows by key, as before, paid a
+ * second index descent for each; and it cannot become a join of every match (a phrase's row
+ * estimate of 16 once made a hash join of them). {@link pgSearchPrefilter} makes the search vector
+ * only of the messages whose text can match. At 10 M records, the 9 674 messages the page of
+ * `"speak to" human*` walks: 63 ms, then 38 ms with the test before the vector, 13 ms read once.
  */
 export function searchScanQuery(
   d: Dialect,
@@ -248,11 +253,14 @@ export function searchScanQuery(
   const params: unknown[] = []
   const m = d.table('messages')
   const and = pageWhere(d, filter, params, '')
-  params.push(scan, toTsQuery(parseSearch(filter.q)), filter.limit)
+  const terms = parseSearch(filter.q)
+  const pre = pgSearchPrefilter('m.text', terms)
+  params.push(scan, ...(pre ? [pre.like] : []), toTsQuery(terms), filter.limit)
   return {
-    sql: `SELECT ${HIT_COLUMNS} FROM (SELECT id, ts FROM ${m} WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?) c
-      CROSS JOIN LATERAL (SELECT x.* FROM ${m} x WHERE x.id = c.id AND ${pgSearchVector('x.text')} @@ to_tsquery('simple', ?) OFFSET 0) m
-      ORDER BY c.ts DESC, c.id DESC LIMIT ?`,
+    sql: `SELECT ${HIT_COLUMNS} FROM (SELECT id, bot, thread, user_id, direction, text, ts FROM ${m}
+        WHERE 1 = 1${and} ORDER BY ts DESC, id DESC LIMIT ?) m
+      WHERE ${pre ? `${pre.sql} AND ` : ''}${pgSearchVector('m.text')} @@ to_tsquery('simple', ?)
+      ORDER BY m.ts DESC, m.id DESC LIMIT ?`,
     params,
   }
 }
@@ -412,6 +420,32 @@ export const PG_SEARCH_CHARS = 10_000
 
 /** The search vector of a text column: the expression the index is built on and the search matches. */
 const pgSearchVector = (col: string) => `to_tsvector('simple', left(coalesce(${col}, ''), ${PG_SEARCH_CHARS}))`
+
+/**
+ * PostgreSQL: a test a message's text passes whenever it matches the query's terms, ~20 times
+ * cheaper than making its search vector — the text lowercased holds each of the query's ASCII
+ * words (`LIKE ALL` of `%word%`), or `undefined` when the query has none. A walk over the newest
+ * messages ({@link searchScanQuery}) makes the vector only of the messages that pass: at 10 M
+ * records, the page of `"speak to" human*` tested 9 674 messages in 63 ms, 22–38 ms with it.
+ *
+ * Exact, never a hit lost: the vector's words are the text's pieces lowercased by the database's
+ * character type, and `lower(… COLLATE "default")` lowercases with the same one (the column's "C"
+ * collation would leave a non-ASCII letter as it is), so a word of the vector is a piece of the
+ * lowered text. Only ASCII words are tested: an ASCII letter lowercases the same alone or among
+ * other letters (a Greek final sigma does not), and the letters that lowercase to one (`K`, the
+ * Kelvin sign U+212A, `İ` to `i` and a dot) do so in the text too. Exported for tests.
+ */
+export function pgSearchPrefilter(
+  col: string,
+  terms: readonly SearchTerm[],
+): { sql: string; like: string[] } | undefined {
+  const ascii = [...new Set(terms.flatMap((t) => t.words))].filter((w) => /^[a-z0-9]+$/.test(w))
+  if (ascii.length === 0) return undefined
+  return {
+    sql: `lower(left(coalesce(${col}, '') COLLATE "default", ${PG_SEARCH_CHARS})) LIKE ALL (?::text[])`,
+    like: ascii.map((w) => `%${w}%`),
+  }
+}
 
 /** Replaces the whole-text search index (PG_SEARCH_DDL) by one over the first {@link PG_SEARCH_CHARS} characters. */
 export const PG_SEARCH_BOUNDED_DDL = `
