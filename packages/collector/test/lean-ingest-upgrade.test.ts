@@ -24,12 +24,21 @@ const OLD_KEYS = new Map<RollupSpec, { keys: string[]; index: string[] }>([
   [USER_HOURS, { keys: ['bot', 'hour', 'user_id'], index: ['hour', 'bot', 'user_id'] }],
 ])
 
-/** Each lean table's rows, in a fixed order. */
+/**
+ * Each lean table's rows, in a fixed order; sums of fractions to 12 significant digits (a later
+ * step that derives a table again from another, such as the intents' days from their hours, adds
+ * the same confidences in another order).
+ */
 function snapshot(db: Database.Database): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {}
+  const round = (v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(12)) : v)
   for (const spec of LEAN_TABLES) {
     const cols = Object.keys(spec.columns)
-    out[spec.name] = db.prepare(`SELECT ${cols.join(', ')} FROM ${spec.name} ORDER BY ${cols.join(', ')}`).all()
+    out[spec.name] = (
+      db.prepare(`SELECT ${cols.join(', ')} FROM ${spec.name} ORDER BY ${cols.join(', ')}`).all() as Array<
+        Record<string, unknown>
+      >
+    ).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, round(v)])))
   }
   return out
 }

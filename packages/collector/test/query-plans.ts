@@ -170,7 +170,11 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
     ]
     for (const [n, read] of reads) {
       // All time: the analytics reads (the firehose and lists walk their time index newest first).
-      if (suffix === ' all time' && !['overview', 'retention', 'paths', 'funnel', 'clusters'].includes(n)) continue
+      if (
+        suffix === ' all time' &&
+        !['overview', 'retention', 'paths', 'funnel', 'clusters', 'intents', 'events'].includes(n)
+      )
+        continue
       name = n + suffix
       await read()
     }
@@ -225,10 +229,13 @@ export async function dashboardReads(d: Dialect, records: number): Promise<Array
  * its users sum pairs of days; of a range with edges inside days: the users of its two partial
  * days, never every user-day of the range; its NotHandled count and handoffs sum hours, never
  * phrases, users, operator actions or sessions; over all time, its feedback per intent sums days)
- * are held to it.
+ * and the intents and events of all time (their day rows, no hour row) are held to it.
  */
 export function perUser(name: string, table: string): boolean {
   if (name.startsWith('usage days')) return /^(rollup_usage|u)$/.test(table)
+  // The intents and events of all time: their day rows, no hour row (a range ending now reads its
+  // last day's hours).
+  if (name === 'intents all time' || name === 'events all time') return /^rollup_(intents|events)$/.test(table)
   // The overview of all time (or of whole days): its feedback per intent from the day rows, no hour
   // × intent row (a range with edges inside days reads those days' hours).
   if (name.startsWith('overview') && !name.startsWith('overview bounded') && name.endsWith('all time'))

@@ -7,6 +7,7 @@
 // old one's place, the funnels equal to a recount. Each user's UTC days with their neighbours
 // (PostgreSQL 20, SQLite 18): one row per user-day of the stored messages, before and after an erasure.
 // NotHandled inputs per hour, every phrase together (PostgreSQL 26, SQLite 22): the overview's count.
+// Intents and events per UTC day (PostgreSQL 30, SQLite 25): the intents and events reports.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,7 +19,7 @@ import { NH_HOURS, NH_PHRASE_DAYS } from '../src/reports/nh-phrase-days'
 import { READ_SUMMARIES, USER_SEEN } from '../src/reports/read-summary-tables'
 import type { Row } from '../src/reports/report-queries'
 import { DAY_LINKS, PREV_DAYS } from '../src/reports/retention-cohorts'
-import type { RollupSpec } from '../src/reports/rollup-tables'
+import { EVENT_DAYS, INTENT_DAYS, type RollupSpec } from '../src/reports/rollup-tables'
 import { migrateSqlite, SQLITE_MIGRATIONS } from '../src/store/sqlite/sqlite-migrations'
 import { RECOUNT_HERE } from './analytics-recount'
 import { expectFunnelRecount } from './funnel-recount'
@@ -123,6 +124,7 @@ const STEPS: Array<{
   { name: 'users per local day and their previous active day', tables: [PREV_DAYS], sqlite: 16, postgres: 18 },
   { name: "each user's UTC days with their neighbours", tables: [DAY_LINKS], sqlite: 18, postgres: 20 },
   { name: 'NotHandled inputs per hour', tables: [NH_HOURS], sqlite: 22, postgres: 26 },
+  { name: 'intents and events per UTC day', tables: [INTENT_DAYS, EVENT_DAYS], sqlite: 25, postgres: 30 },
   {
     name: "funnel spans' index with the last time",
     tables: [],

@@ -438,6 +438,8 @@ export function runRollupContract(name: string, factory: StoreFactory): void {
       expect(new Set((await store.usage({})).map((l) => l.model))).toEqual(new Set([null, 'model-a', 'model-b']))
       await expectMatchesRecount(store, { bot: 'shop' })
       await expectMatchesRecount(store, { from: BASE + 5 * HOUR, to: BASE + 30 * HOUR })
+      // A whole UTC day between two partial ones (the intents and events: its day rows, their hours).
+      await expectMatchesRecount(store, { from: BASE + 5 * HOUR, to: BASE + 2 * DAY + 7 * HOUR })
       await expectMatchesRecount(store, { bot: 'help', from: BASE + DAY })
       // Ends after every input: answered from the per-hour phrase rows, as an open range is.
       await expectMatchesRecount(store, { from: BASE + 5 * HOUR, to: BASE + 40 * DAY })

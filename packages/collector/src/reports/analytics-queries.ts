@@ -13,7 +13,7 @@ import { scopeSql } from './message-queries'
 import { NH_HOURS } from './nh-phrase-days'
 import { pathCounts } from './path-prefixes'
 import { nextPeriod, type Period, periodIndex, periodStart } from './periods'
-import { DAY_MS, dayStart, floorHour, hourRange } from './range'
+import { DAY_MS, dayStart, daysAndEdgeHours, floorHour, hourRange, rangeSql } from './range'
 import { USER_SEEN } from './read-summary-tables'
 import type { Exec, Row } from './report-queries'
 import { cohortRows, DAY_LINKS, DEFAULT_RETENTION_ZONES, LINKS_ZONE, PREV_DAYS } from './retention-cohorts'
@@ -195,25 +195,11 @@ async function activeUsers(
  */
 function ratedIntents(d: Dialect, exec: Exec, filter: ReadFilter): Promise<Row[]> {
   const r = hourRange(filter)
-  const firstDay = Math.ceil(r.from / DAY_MS) * DAY_MS
-  const lastDay = r.to === null ? null : Math.floor(r.to / DAY_MS) * DAY_MS
   const params: unknown[] = []
-  const hourRows = (from: number, to: number | null) => {
-    params.push(from)
-    if (to !== null) params.push(to)
-    return `SELECT intent, n, score_sum FROM ${d.table(FEEDBACK.name)} WHERE hour >= ?${to === null ? '' : ' AND hour < ?'}${scopeSql(d, filter, params)}`
-  }
-  const parts: string[] = []
-  if (lastDay !== null && firstDay >= lastDay) parts.push(hourRows(r.from, r.to))
-  else {
-    if (r.from < firstDay) parts.push(hourRows(r.from, firstDay))
-    params.push(firstDay)
-    if (lastDay !== null) params.push(lastDay)
-    parts.push(
-      `SELECT intent, n, score_sum FROM ${d.table(FEEDBACK_DAYS.name)} WHERE day >= ?${lastDay === null ? '' : ' AND day < ?'}${scopeSql(d, filter, params)}`,
-    )
-    if (lastDay !== null && lastDay < (r.to as number)) parts.push(hourRows(lastDay, r.to))
-  }
+  const parts = daysAndEdgeHours(r, (grain, from, to) => {
+    const [table, col] = grain === 'hour' ? [FEEDBACK.name, 'hour'] : [FEEDBACK_DAYS.name, 'day']
+    return `SELECT intent, n, score_sum FROM ${d.table(table)} WHERE 1 = 1${rangeSql(col, from, to, params)}${scopeSql(d, filter, params)}`
+  })
   return exec({
     sql: `SELECT intent, sum(n) AS n, sum(score_sum) AS score_sum FROM (${parts.join(' UNION ALL ')}) fb
       GROUP BY intent HAVING sum(n) > 0 ORDER BY n DESC, intent LIMIT 100`,

@@ -16,9 +16,18 @@ import { eventsReport, topSegments } from '../store/store-rows'
 import type { Dialect, Query, Row } from './dialect'
 import { fineTimelineQuery, scopeSql } from './message-queries'
 import { openPhraseRows } from './nh-phrase-days'
-import { dayStart, HOUR_MS, hourRange } from './range'
+import { dayStart, daysAndEdgeHours, HOUR_MS, hourRange, rangeSql } from './range'
 import { NH_PHRASES, SEGMENTS } from './read-summary-tables'
-import { CONVERSATIONS, EVENTS, HOURLY, INTENTS, NOT_HANDLED } from './rollup-tables'
+import {
+  CONVERSATIONS,
+  EVENT_DAYS,
+  EVENTS,
+  HOURLY,
+  INTENT_DAYS,
+  INTENTS,
+  NOT_HANDLED,
+  type RollupSpec,
+} from './rollup-tables'
 
 export type { Row } from './dialect'
 /** Runs one statement (with `?` placeholders) and gives its rows. */
@@ -26,19 +35,33 @@ export type Exec = (q: Query) => Promise<Row[]>
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
 
+/** The range widened to whole hours; no lower bound for all time (events before 1970 included). */
+function hours(filter: ReadFilter): { from: number | null; to: number | null } {
+  const r = hourRange(filter)
+  return { from: r.from > 0 ? r.from : null, to: r.to }
+}
+
 /** ` AND hour >= ? AND hour < ?` over the range widened to whole hours. */
 function hoursSql(filter: ReadFilter, params: unknown[], col = 'hour'): string {
-  const r = hourRange(filter)
-  let and = ''
-  if (r.from > 0) {
-    and += ` AND ${col} >= ?`
-    params.push(r.from)
-  }
-  if (r.to !== null) {
-    and += ` AND ${col} < ?`
-    params.push(r.to)
-  }
-  return and
+  const r = hours(filter)
+  return rangeSql(col, r.from, r.to, params)
+}
+
+/**
+ * The rows of `columns` of a per-hour summary over the range as a UNION ALL: its whole UTC days
+ * from the per-day copy, the hours of its partial first and last days from the hour rows.
+ */
+function dayAndHourRows(
+  d: Dialect,
+  filter: ReadFilter,
+  params: unknown[],
+  columns: string,
+  tables: { hours: RollupSpec; days: RollupSpec },
+): string {
+  return daysAndEdgeHours(hours(filter), (grain, from, to) => {
+    const [spec, col] = grain === 'hour' ? [tables.hours, 'hour'] : [tables.days, 'day']
+    return `SELECT ${columns} FROM ${d.table(spec.name)} WHERE 1 = 1${scopeSql(d, filter, params)}${rangeSql(col, from, to, params)}`
+  }).join(' UNION ALL ')
 }
 
 /** WHERE of a read of one summary table: bot scope and hours. */
@@ -61,7 +84,7 @@ export async function intentsReport(d: Dialect, exec: Exec, filter: ReadFilter):
   const rows = await exec({
     sql: `SELECT intent, sum(messages) AS n, sum(incoming) AS incoming, sum(outgoing) AS outgoing,
         sum(conf_sum) AS conf_sum, sum(conf_n) AS conf_n
-      FROM ${d.table(INTENTS.name)} ${where(d, filter, params)}
+      FROM (${dayAndHourRows(d, filter, params, 'intent, messages, incoming, outgoing, conf_sum, conf_n', { hours: INTENTS, days: INTENT_DAYS })}) intent_rows
       GROUP BY intent HAVING sum(messages) > 0 ORDER BY n DESC, intent LIMIT 500`,
     params,
   })
@@ -134,7 +157,8 @@ async function inputsFrom(d: Dialect, exec: Exec, filter: ReadFilter, hour: numb
 export async function eventsReportOf(d: Dialect, exec: Exec, filter: ReadFilter): Promise<EventsReport> {
   const params: unknown[] = []
   const rows = await exec({
-    sql: `SELECT type, name, sum(n) AS n, sum(amount) AS total FROM ${d.table(EVENTS.name)} ${where(d, filter, params)}
+    sql: `SELECT type, name, sum(n) AS n, sum(amount) AS total
+      FROM (${dayAndHourRows(d, filter, params, 'type, name, n, amount', { hours: EVENTS, days: EVENT_DAYS })}) event_rows
       GROUP BY type, name HAVING sum(n) > 0`,
     params,
   })

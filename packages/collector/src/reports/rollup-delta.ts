@@ -5,8 +5,10 @@
 import { DAY_MS, floorHour } from './range'
 import {
   CONVERSATIONS,
+  EVENT_DAYS,
   EVENTS,
   HOURLY,
+  INTENT_DAYS,
   INTENTS,
   keyOf,
   NOT_HANDLED,
@@ -136,30 +138,35 @@ export function addDeltas(
       outgoing,
       events: m.direction === 'event' ? sign : 0,
     })
-    if (m.intent !== null && m.direction !== 'event')
-      add(deltas, INTENTS, {
+    const day = Math.floor(m.ts / DAY_MS) * DAY_MS
+    if (m.intent !== null && m.direction !== 'event') {
+      const counts = {
         bot: m.bot,
-        hour,
         intent: m.intent,
         messages: sign,
         incoming,
         outgoing,
         conf_sum: m.confidence === null ? 0 : sign * m.confidence,
         conf_n: m.confidence === null ? 0 : sign,
-      })
-    if (m.eventType !== null)
-      add(deltas, EVENTS, {
+      }
+      add(deltas, INTENTS, { ...counts, hour })
+      add(deltas, INTENT_DAYS, { ...counts, day })
+    }
+    if (m.eventType !== null) {
+      const counts = {
         bot: m.bot,
-        hour,
         type: m.eventType,
         name: m.eventKey ?? '',
         n: sign,
         amount: m.amount === null ? 0 : sign * m.amount,
-      })
+      }
+      add(deltas, EVENTS, { ...counts, hour })
+      add(deltas, EVENT_DAYS, { ...counts, day })
+    }
     if (m.userId !== '')
       add(deltas, USER_DAYS, {
         bot: m.bot,
-        day: Math.floor(m.ts / DAY_MS) * DAY_MS,
+        day,
         user_id: m.userId,
         messages: sign,
         incoming,
@@ -230,7 +237,7 @@ export function addRow(deltas: Deltas, spec: RollupSpec, row: RollupRow): void {
 }
 
 /** Tables whose rows are pure sums: taking changes back is subtracting them. */
-export const SUMMED: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, USER_DAYS]
+export const SUMMED: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, INTENT_DAYS, EVENT_DAYS, USER_DAYS]
 
 /**
  * Changes a writer keeps for the end of its transaction (summary-writes.ts): the summaries every

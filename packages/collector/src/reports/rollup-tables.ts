@@ -104,6 +104,42 @@ export const EVENTS: RollupSpec = {
 }
 
 /**
+ * {@link INTENTS} per bot × UTC day × intent: the intents report reads a range's whole UTC days
+ * here and only the hours of its partial first and last days from the hour rows — 24 times fewer
+ * rows, so a year of history is a year of days, not of hours (PostgreSQL migration 30, SQLite
+ * step 25 derive it from the hour rows). Kept from the same changes (rollup-delta.ts).
+ */
+export const INTENT_DAYS: RollupSpec = {
+  name: 'rollup_intent_days',
+  columns: {
+    bot: 'text',
+    day: 'int',
+    intent: 'text',
+    messages: 'int',
+    incoming: 'int',
+    outgoing: 'int',
+    conf_sum: 'real',
+    conf_n: 'int',
+  },
+  keys: ['bot', 'day', 'intent'],
+  withoutRowid: true,
+  sums: ['messages', 'incoming', 'outgoing', 'conf_sum', 'conf_n'],
+  live: ['messages'],
+  indexes: [['day']],
+}
+
+/** {@link EVENTS} per bot × UTC day × type × name: the events report, as {@link INTENT_DAYS} for intents. */
+export const EVENT_DAYS: RollupSpec = {
+  name: 'rollup_event_days',
+  columns: { bot: 'text', day: 'int', type: 'text', name: 'text', n: 'int', amount: 'real' },
+  keys: ['bot', 'day', 'type', 'name'],
+  withoutRowid: true,
+  sums: ['n', 'amount'],
+  live: ['n'],
+  indexes: [['day']],
+}
+
+/**
  * NotHandled inputs per bot × hour × phrase (text lower-cased and trimmed) × user: the count, the
  * latest time and a spelling of the text. The user in the key makes the `users` column exact over
  * any range and erasure exact (the user's rows go).
@@ -179,7 +215,17 @@ export const CONVERSATIONS: RollupSpec = {
 }
 
 /** Every summary, in the order writers lock them (ingest, erasure and retention alike). */
-export const ROLLUPS: readonly RollupSpec[] = [HOURLY, INTENTS, EVENTS, USER_DAYS, NOT_HANDLED, USERS, CONVERSATIONS]
+export const ROLLUPS: readonly RollupSpec[] = [
+  HOURLY,
+  INTENTS,
+  EVENTS,
+  INTENT_DAYS,
+  EVENT_DAYS,
+  USER_DAYS,
+  NOT_HANDLED,
+  USERS,
+  CONVERSATIONS,
+]
 
 /** A row of changes to one summary table: its column values by name. */
 export type RollupRow = Record<string, string | number | null>

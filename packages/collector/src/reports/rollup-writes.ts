@@ -7,7 +7,7 @@
  */
 import { latestInBatch } from './batch-lookback'
 import type { Dialect, Query, Row } from './dialect'
-import { floorHour, HOUR_MS } from './range'
+import { DAY_MS, floorHour, floorSql, HOUR_MS } from './range'
 import {
   addDeltas,
   addKept,
@@ -22,6 +22,10 @@ import {
   CONVERSATIONS,
   deleteKeysQueries,
   dropEmptyQueries,
+  EVENT_DAYS,
+  EVENTS,
+  INTENT_DAYS,
+  INTENTS,
   NOT_HANDLED,
   ROLLUPS,
   type RollupRow,
@@ -288,6 +292,26 @@ export function* rebuildRollups(d: Dialect): Steps {
     if (rows.length === 0) break
     after = Number(rows[rows.length - 1]?.id)
     yield* upsertAll(d, addDeltas(new Map(), rows.map(rollupMessage)))
+  }
+}
+
+/**
+ * Derives the intents' and events' rows per UTC day from their hour rows (the migration that adds
+ * them: PostgreSQL 30, SQLite step 25).
+ */
+export function* rebuildDayRollups(d: Dialect): Steps {
+  const day = floorSql('hour', DAY_MS)
+  for (const [days, hours, names, sums, live] of [
+    [INTENT_DAYS, INTENTS, ['intent'], ['messages', 'incoming', 'outgoing', 'conf_sum', 'conf_n'], 'messages'],
+    [EVENT_DAYS, EVENTS, ['type', 'name'], ['n', 'amount'], 'n'],
+  ] as const) {
+    yield { sql: `DELETE FROM ${d.table(days.name)}`, params: [] }
+    yield {
+      sql: `INSERT INTO ${d.table(days.name)} (bot, day, ${names.join(', ')}, ${sums.join(', ')})
+        SELECT bot, ${day}, ${names.join(', ')}, ${sums.map((c) => `sum(${c})`).join(', ')}
+        FROM ${d.table(hours.name)} GROUP BY bot, ${day}, ${names.join(', ')} HAVING sum(${live}) > 0`,
+      params: [],
+    }
   }
 }
 

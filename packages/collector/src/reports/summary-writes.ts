@@ -26,8 +26,10 @@ import { DEFAULT_RETENTION_ZONES } from './retention-cohorts'
 import type { Deltas, Late, RollupMessage } from './rollup-delta'
 import {
   dropEmptyQueries,
+  EVENT_DAYS,
   EVENTS,
   HOURLY,
+  INTENT_DAYS,
   INTENTS,
   type RollupRow,
   type RollupSpec,
@@ -41,6 +43,8 @@ export const LATE_TABLES: readonly RollupSpec[] = [
   HOURLY,
   INTENTS,
   EVENTS,
+  INTENT_DAYS,
+  EVENT_DAYS,
   NH_PHRASES,
   SEGMENTS,
   USER_SEEN,

@@ -15,8 +15,8 @@ import { nhHoursDdl, phraseDaysDdl, rebuildNhHours, rebuildPhraseDays } from '..
 import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summaries'
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import { DAY_LINKS, rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
-import { rollupDdl } from '../../reports/rollup-tables'
-import { rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
+import { EVENT_DAYS, INTENT_DAYS, rollupDdl } from '../../reports/rollup-tables'
+import { rebuildDayRollups, rebuildRollups, runStepsAsync, type Steps } from '../../reports/rollup-writes'
 import { PG_SEARCH_BOUNDED_DDL, PG_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { PG_AUTOVACUUM_DDL } from './pg-autovacuum'
@@ -291,6 +291,13 @@ ${analyticsDdl(postgresDialect)}
     version: 29,
     name: 'autovacuum after 1 % of a table changed (the reports read their summaries from indexes alone: rows not vacuumed yet are checked in the table)',
     sql: PG_AUTOVACUUM_DDL,
+  },
+  {
+    version: 30,
+    name: "intents and events per UTC day (the intents and events reports read a range's whole days there; derived from the hour rows)",
+    // Autovacuum after 1 % for the new tables too (migration 29's settings).
+    sql: `${rollupDdl(postgresDialect, [INTENT_DAYS, EVENT_DAYS])}\n${PG_AUTOVACUUM_DDL}`,
+    after: (client) => deriveOn(client, rebuildDayRollups(postgresDialect)),
   },
 ]
 

@@ -15,8 +15,8 @@ import { rebuildReadSummaries, rebuildUserSeen } from '../../reports/read-summar
 import { readSummariesDdl } from '../../reports/read-summary-tables'
 import type { Row } from '../../reports/report-queries'
 import { DAY_LINKS, rebuildDayLinks, rebuildPrevDays, retentionDdl } from '../../reports/retention-cohorts'
-import { rollupDdl } from '../../reports/rollup-tables'
-import { rebuildRollups, runSteps } from '../../reports/rollup-writes'
+import { EVENT_DAYS, INTENT_DAYS, rollupDdl } from '../../reports/rollup-tables'
+import { rebuildDayRollups, rebuildRollups, runSteps } from '../../reports/rollup-writes'
 import { SQLITE_SEARCH_BY_TIME_DDL, SQLITE_SEARCH_DDL } from '../../reports/search-query'
 import { rebuildUsage, rebuildUsageByHour, usageDdl } from '../../reports/usage-rollup'
 import { migrateFingerprints } from './sqlite-fingerprints'
@@ -291,6 +291,14 @@ ${rollupDdl(sqliteDialect)}
     apply(db, _keep, run) {
       db.exec(rollupDdl(sqliteDialect, [FEEDBACK_HOURS, FEEDBACK_DAYS]))
       runSteps(rebuildFeedbackTotals(sqliteDialect), run)
+    },
+  },
+  {
+    version: 25,
+    name: "intents and events per UTC day (the intents and events reports read a range's whole days there; derived from the hour rows)",
+    apply(db, _keep, run) {
+      db.exec(rollupDdl(sqliteDialect, [INTENT_DAYS, EVENT_DAYS]))
+      runSteps(rebuildDayRollups(sqliteDialect), run)
     },
   },
 ]
