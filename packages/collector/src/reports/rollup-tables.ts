@@ -103,41 +103,28 @@ export const EVENTS: RollupSpec = {
   indexes: [['hour']],
 }
 
+/** A per-hour summary's copy per UTC day: its columns and key with `day` in place of `hour`, indexed by day. */
+function dayCopy(spec: RollupSpec, name: string): RollupSpec {
+  const rename = (c: string) => (c === 'hour' ? 'day' : c)
+  return {
+    ...spec,
+    name,
+    columns: Object.fromEntries(Object.entries(spec.columns).map(([c, type]) => [rename(c), type])),
+    keys: spec.keys.map(rename),
+    indexes: [['day']],
+  }
+}
+
 /**
  * {@link INTENTS} per bot × UTC day × intent: the intents report reads a range's whole UTC days
  * here and only the hours of its partial first and last days from the hour rows — 24 times fewer
  * rows, so a year of history is a year of days, not of hours (PostgreSQL migration 30, SQLite
  * step 25 derive it from the hour rows). Kept from the same changes (rollup-delta.ts).
  */
-export const INTENT_DAYS: RollupSpec = {
-  name: 'rollup_intent_days',
-  columns: {
-    bot: 'text',
-    day: 'int',
-    intent: 'text',
-    messages: 'int',
-    incoming: 'int',
-    outgoing: 'int',
-    conf_sum: 'real',
-    conf_n: 'int',
-  },
-  keys: ['bot', 'day', 'intent'],
-  withoutRowid: true,
-  sums: ['messages', 'incoming', 'outgoing', 'conf_sum', 'conf_n'],
-  live: ['messages'],
-  indexes: [['day']],
-}
+export const INTENT_DAYS: RollupSpec = dayCopy(INTENTS, 'rollup_intent_days')
 
 /** {@link EVENTS} per bot × UTC day × type × name: the events report, as {@link INTENT_DAYS} for intents. */
-export const EVENT_DAYS: RollupSpec = {
-  name: 'rollup_event_days',
-  columns: { bot: 'text', day: 'int', type: 'text', name: 'text', n: 'int', amount: 'real' },
-  keys: ['bot', 'day', 'type', 'name'],
-  withoutRowid: true,
-  sums: ['n', 'amount'],
-  live: ['n'],
-  indexes: [['day']],
-}
+export const EVENT_DAYS: RollupSpec = dayCopy(EVENTS, 'rollup_event_days')
 
 /**
  * NotHandled inputs per bot × hour × phrase (text lower-cased and trimmed) × user: the count, the
