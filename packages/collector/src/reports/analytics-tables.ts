@@ -5,7 +5,7 @@
  * (analytics-writes.ts), and every replacement's share goes to `rollup_sessions`, which is.
  */
 import type { Dialect } from './dialect'
-import { type RollupSpec, rollupDdl } from './rollup-tables'
+import { dayCopy, type RollupSpec, rollupDdl } from './rollup-tables'
 
 /**
  * One row per session: a user's run of messages with no gap over the collector's
@@ -120,15 +120,7 @@ export const FEEDBACK_HOURS: RollupSpec = {
  * range's whole UTC days here and only the hours of its partial first and last days from the hour
  * rows — 24 times fewer rows.
  */
-export const FEEDBACK_DAYS: RollupSpec = {
-  name: 'rollup_feedback_days',
-  columns: { bot: 'text', day: 'int', intent: 'text', n: 'int', score_sum: 'real' },
-  keys: ['bot', 'day', 'intent'],
-  withoutRowid: true,
-  sums: ['n', 'score_sum'],
-  live: ['n'],
-  indexes: [['day']],
-}
+export const FEEDBACK_DAYS: RollupSpec = dayCopy(FEEDBACK, 'rollup_feedback_days')
 
 /** Deepest path the paths report gives: the first intents each session keeps. */
 export const PATH_DEPTH_MAX = 8

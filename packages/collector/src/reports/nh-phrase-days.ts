@@ -18,17 +18,11 @@ import { scopeSql } from './message-queries'
 import { DAY_MS, floorHour, floorSql } from './range'
 import { NH_PHRASES } from './read-summary-tables'
 import { addRow, type Deltas, phraseOf, type RollupMessage } from './rollup-delta'
-import { NOT_HANDLED, type RollupSpec, rollupDdl } from './rollup-tables'
+import { dayCopy, NOT_HANDLED, type RollupSpec, rollupDdl } from './rollup-tables'
 import type { Steps } from './rollup-writes'
 
 /** {@link NH_PHRASES} by UTC day: inputs per bot × day × phrase; `users`: users whose latest input of the phrase is in that day. */
-export const NH_PHRASE_DAYS: RollupSpec = {
-  ...NH_PHRASES,
-  name: 'rollup_nh_phrase_days',
-  columns: { bot: 'text', day: 'int', phrase: 'text', n: 'int', users: 'int', last_ts: 'int', text: 'text' },
-  keys: ['bot', 'day', 'phrase'],
-  indexes: [['day']],
-}
+export const NH_PHRASE_DAYS: RollupSpec = dayCopy(NH_PHRASES, 'rollup_nh_phrase_days')
 
 /** NotHandled inputs per bot × hour, every phrase and user together: the overview's count. Rows that reach 0 go. */
 export const NH_HOURS: RollupSpec = {

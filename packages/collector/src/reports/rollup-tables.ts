@@ -103,8 +103,13 @@ export const EVENTS: RollupSpec = {
   indexes: [['hour']],
 }
 
-/** A per-hour summary's copy per UTC day: its columns and key with `day` in place of `hour`, indexed by day. */
-function dayCopy(spec: RollupSpec, name: string): RollupSpec {
+/**
+ * A per-hour summary's copy per UTC day: its columns and key with `day` in place of `hour`, indexed
+ * by day (the reads take a range's whole days from it, its partial days from the hours).
+ *
+ * @example dayCopy(INTENTS, 'rollup_intent_days').keys // ['bot', 'day', 'intent']
+ */
+export function dayCopy(spec: RollupSpec, name: string): RollupSpec {
   const rename = (c: string) => (c === 'hour' ? 'day' : c)
   return {
     ...spec,
